@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder import card
-from scrambled_bench.builder.scrambler import ALL_TYPES, parse_type, scramble, scramble_many
+from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, scramble, scramble_many
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
@@ -37,7 +37,9 @@ SOURCES = {"realtimeqa": realtimeqa, "dream": dream, "aqua": aqua}
 PAPER_TYPES = ("original", "rs20", "rs50", "rs100", "kf", "kfl", "sub")
 """The types of the paper's main tables."""
 
-DEFAULT_TYPES = PAPER_TYPES + ("kr2", "klkr1", "kfkr1")
+DEFAULT_TYPES = PAPER_TYPES + tuple(
+    name for family in FAMILIES.values() if family.group == "letters" for name in family.type_names()
+)
 """What a build includes unless told otherwise: the paper's types plus its Appendix A.2 types."""
 
 __all__ = ["ALL_TYPES", "DEFAULT_TYPES", "SOURCES", "build_dataset", "config_name", "scramble_source"]

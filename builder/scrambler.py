@@ -6,25 +6,9 @@ Vocabulary (as in Cao et al., 2023):
 - Only *letters* (``str.isalpha``) move or change. Digits, underscores, combining marks, punctuation and
   all whitespace stay exactly where they were.
 
-Scramble types (config type names):
-
-==============  ===============================================================================
-``original``    no change
-``rsNN``        random scramble: NN % of the words with >= 2 letters get all their letters
-                shuffled; NN is an integer in (0, 100] (the shipped configs use 10, 20, ..., 100)
-``kf``          keep the first letter, shuffle the rest (words with >= 3 letters)
-``kfl``         keep the first and the last letter (words with >= 4 letters)
-``kr2``         keep two letters at random positions, shuffle the rest (words with >= 4 letters)
-``klkr1``       keep the last letter and one other at random (words with >= 4 letters)
-``kfkr1``       keep the first letter and one other at random (words with >= 4 letters)
-``sub``         replace every letter of every word with >= 2 letters by a different random
-                ASCII letter (the lower bound used by the paper's RPG)
-``adjNN``       natural typo, NN % of the words with >= 3 letters: swap two adjacent letters,
-                never the first (the paper's FT-KF&Adj)
-``insNN``       natural typo: insert one random letter after the first letter or later
-``delNN``       natural typo: delete one letter other than the first
-``repNN``       natural typo: replace one letter other than the first by a different letter
-==============  ===============================================================================
+Scramble types: every family (``original``, ``rsNN``, ``kf``, ``kfl``, the Appendix A.2 letter types, ``sub``
+and the natural-typo families) is one :class:`ScrambleFamily` record in :data:`FAMILIES`, which holds its word
+function, the letters a word needs to be eligible, whether it takes a rate and its description.
 
 Determinism: the output depends only on (text, type, rate, seed, sample id). Every text gets its own
 random stream, seeded from a hash of (seed, sample id, type family), and every word draws from it in
@@ -52,25 +36,8 @@ from scrambled_bench.errors import ScrambledBenchError
 WORD_PATTERN = re.compile(r"\w+")
 """A word: a maximal run of Unicode word characters."""
 
-RATE_FAMILIES = ("rs", "adj", "ins", "del", "rep")
-"""Families whose type names carry a rate in percent (``rs50``, ``adj30``...)."""
-
-FIXED_TYPES = ("original", "kf", "kfl", "kr2", "klkr1", "kfkr1", "sub")
-"""Types without a rate: every eligible word is transformed."""
-
-PAPER_RATES = tuple(range(10, 101, 10))
-"""The rates of the shipped rate configs."""
-
-ALL_TYPES: tuple[str, ...] = (
-    ("original",)
-    + tuple(f"rs{rate}" for rate in PAPER_RATES)
-    + ("kf", "kfl", "kr2", "klkr1", "kfkr1", "sub")
-    + tuple(f"{family}{rate}" for family in ("adj", "ins", "del", "rep") for rate in (10, 30, 50, 100))
-)
-"""Every type name the builder knows how to ship (other rates such as ``rs35`` are accepted too)."""
-
 _SUBSTITUTE_ALPHABET = string.ascii_letters
-_TYPE_PATTERN = re.compile(r"^(rs|adj|ins|del|rep)(-?\d+)$")
+_TYPE_PATTERN = re.compile(r"^([a-z]+?)(-?\d+)$")
 
 
 @dataclass(frozen=True)
@@ -93,22 +60,24 @@ def parse_type(name: str) -> ScrambleType:
     Traceback (most recent call last):
     ...
     scrambled_bench.errors.ScrambledBenchError: scramble type 'rs0': rate 0 is outside (0, 100]
+    >>> parse_type("kf50")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kf50' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
     """
     if not isinstance(name, str):
         raise ScrambledBenchError(f"scramble type must be a string, got {name!r}")
-    if name in FIXED_TYPES:
+    family = FAMILIES.get(name)
+    if family is not None and not family.takes_rate:
         return ScrambleType(name=name, family=name)
     match = _TYPE_PATTERN.match(name)
-    if match is None:
-        raise ScrambledBenchError(
-            f"unknown scramble type {name!r} (known: original, rs10..rs100, kf, kfl, kr2, klkr1, kfkr1, sub, "
-            "adjNN, insNN, delNN, repNN)"
-        )
-    family, digits = match.groups()
-    rate = int(digits)
+    family = FAMILIES.get(match.group(1)) if match else None
+    if match is None or family is None or not family.takes_rate:
+        raise ScrambledBenchError(f"unknown scramble type {name!r} (known: {known_type_names()})")
+    rate = int(match.group(2))
     if not 0 < rate <= 100:
         raise ScrambledBenchError(f"scramble type {name!r}: rate {rate} is outside (0, 100]")
-    return ScrambleType(name=name, family=family, rate=rate)
+    return ScrambleType(name=name, family=family.name, rate=rate)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -369,20 +338,159 @@ def typo_replace(word: str, rng: random.Random) -> str:
     return _place(word, (position,), (letter,))
 
 
-WORD_FUNCTIONS: dict[str, Callable[[str, random.Random], str]] = {
-    "rs": scramble_random,
-    "kf": scramble_keep_first,
-    "kfl": scramble_keep_first_last,
-    "kr2": scramble_keep_random_two,
-    "klkr1": scramble_keep_last_random_one,
-    "kfkr1": scramble_keep_first_random_one,
-    "sub": substitute_letters,
-    "adj": typo_adjacent_swap,
-    "ins": typo_insert,
-    "del": typo_delete,
-    "rep": typo_replace,
+def _unchanged(word: str, rng: random.Random) -> str:
+    """``original``: the word as it is."""
+    return word
+
+
+@dataclass(frozen=True)
+class ScrambleFamily:
+    """One scramble family: everything the package knows about it, in one record.
+
+    The type lists, the type parser's message, the dataset card's type table, the ``--types`` help and
+    the order of types in reports all come from :data:`FAMILIES`; adding a family is one record here
+    (plus its property tests).
+    """
+
+    name: str
+    word_function: Callable[[str, random.Random], str]
+    """``(word, rng) -> word``; a word with fewer than :attr:`min_letters` letters comes back unchanged."""
+    min_letters: int
+    """Letters a word needs to be eligible (a word with fewer is never chosen by a rate)."""
+    takes_rate: bool
+    """Whether type names carry a rate in percent of the eligible words (``rs50``) or not (``kfl``)."""
+    description: str
+    """One line for the dataset card; ``NN`` stands for the rate of a rate family."""
+    shipped_rates: tuple[int, ...] = ()
+    """The rates :data:`ALL_TYPES` lists (any other rate in (0, 100] is accepted too)."""
+    group: str = "paper"
+    """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place) or ``typo``."""
+
+    def type_names(self) -> tuple[str, ...]:
+        """The shipped type names of the family.
+
+        >>> FAMILIES["adj"].type_names()
+        ('adj10', 'adj30', 'adj50', 'adj100')
+        """
+        return tuple(f"{self.name}{rate}" for rate in self.shipped_rates) if self.takes_rate else (self.name,)
+
+    @property
+    def pattern(self) -> str:
+        """How the family's type names are written in help texts: ``rsNN`` or ``kfl``."""
+        return f"{self.name}NN" if self.takes_rate else self.name
+
+    def describe(self, rate: int | None = None) -> str:
+        """The card's description, with the rate written in where the family takes one.
+
+        >>> FAMILIES["rs"].describe(20)
+        'random scramble: 20 % of the words with at least 2 letters, all their letters shuffled'
+        """
+        return self.description.replace("NN", str(rate)) if rate is not None else self.description
+
+
+PAPER_RATES = tuple(range(10, 101, 10))
+"""The rates of the shipped random-scramble configs."""
+TYPO_RATES = (10, 30, 50, 100)
+"""The rates of the shipped natural-typo configs."""
+
+FAMILIES: dict[str, ScrambleFamily] = {
+    family.name: family
+    for family in (
+        ScrambleFamily("original", _unchanged, 0, False, "no change"),
+        ScrambleFamily(
+            "rs", scramble_random, 2, True,
+            "random scramble: NN % of the words with at least 2 letters, all their letters shuffled",
+            shipped_rates=PAPER_RATES,
+        ),
+        ScrambleFamily(
+            "kf", scramble_keep_first, 3, False,
+            "keep the first letter, shuffle the rest (words with at least 3 letters)",
+        ),
+        ScrambleFamily(
+            "kfl", scramble_keep_first_last, 4, False,
+            "keep the first and last letters, shuffle the inner ones (words with at least 4 letters)",
+        ),
+        ScrambleFamily(
+            "kr2", scramble_keep_random_two, 4, False,
+            "keep two letters at random positions, shuffle the rest (words with at least 4 letters; paper App. A.2)",
+            group="letters",
+        ),
+        ScrambleFamily(
+            "klkr1", scramble_keep_last_random_one, 4, False,
+            "keep the last letter and one random other (words with at least 4 letters; paper App. A.2)",
+            group="letters",
+        ),
+        ScrambleFamily(
+            "kfkr1", scramble_keep_first_random_one, 4, False,
+            "keep the first letter and one random other (words with at least 4 letters; paper App. A.2)",
+            group="letters",
+        ),
+        ScrambleFamily(
+            "sub", substitute_letters, 2, False,
+            "every letter of every word with at least 2 letters replaced by a different random letter "
+            "(RPG's lower bound)",
+        ),
+        ScrambleFamily(
+            "adj", typo_adjacent_swap, 3, True,
+            "natural typo in NN % of the words with at least 3 letters: two adjacent letters swapped, never the "
+            "first (FT-KF&Adj)",
+            shipped_rates=TYPO_RATES, group="typo",
+        ),
+        ScrambleFamily(
+            "ins", typo_insert, 3, True,
+            "natural typo in NN % of the words with at least 3 letters: one random letter inserted after the first",
+            shipped_rates=TYPO_RATES, group="typo",
+        ),
+        ScrambleFamily(
+            "del", typo_delete, 3, True,
+            "natural typo in NN % of the words with at least 3 letters: one letter other than the first deleted",
+            shipped_rates=TYPO_RATES, group="typo",
+        ),
+        ScrambleFamily(
+            "rep", typo_replace, 3, True,
+            "natural typo in NN % of the words with at least 3 letters: one letter other than the first replaced",
+            shipped_rates=TYPO_RATES, group="typo",
+        ),
+    )
 }
-"""The word function of every type family."""
+"""Every scramble family, in the canonical order of tables and figures (original first, sub after the
+letter types, the typo families last)."""
+
+ALL_TYPES: tuple[str, ...] = tuple(name for family in FAMILIES.values() for name in family.type_names())
+"""Every type name the builder ships (other rates such as ``rs35`` are accepted too)."""
+
+
+def known_type_names() -> str:
+    """The type names for help texts and error messages, derived from :data:`FAMILIES`.
+
+    >>> known_type_names()
+    'original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words'
+    """
+    return ", ".join(family.pattern for family in FAMILIES.values()) + "; NN is a percentage of the words"
+
+
+def type_order(name: str) -> tuple[int, int, str]:
+    """Sort key of a type name in tables and figures: family order, then rate; unknown names last.
+
+    >>> sorted(["sub", "rs100", "kfl", "original", "rs20", "adj10"], key=type_order)
+    ['original', 'rs20', 'rs100', 'kfl', 'sub', 'adj10']
+    """
+    try:
+        parsed = parse_type(name)
+    except ScrambledBenchError:
+        return (len(FAMILIES), 0, name)
+    return (list(FAMILIES).index(parsed.family), parsed.rate, name)
+
+
+def type_description(name: str) -> str:
+    """The one-line description of a type, for the dataset card.
+
+    >>> type_description("adj30")
+    'natural typo in 30 % of the words with at least 3 letters: two adjacent letters swapped, never the first (FT-KF&Adj)'
+    """
+    parsed = parse_type(name)
+    family = FAMILIES[parsed.family]
+    return family.describe(parsed.rate if family.takes_rate else None)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -410,16 +518,12 @@ def word_plan(text: str, family: str, seed: int, sample_id: str) -> list[tuple[i
     [(0, 1, 'a'), (2, 4, 'bc')]
     """
     rng = text_rng(seed, sample_id, family)
-    transform = WORD_FUNCTIONS[family]
+    transform = FAMILIES[family].word_function
     plan = []
     for match in WORD_PATTERN.finditer(text):
         draw = rng.random()
         plan.append((match.start(), match.end(), draw, transform(match.group(), rng)))
     return plan
-
-
-MIN_LETTERS = {"rs": 2, "kf": 3, "kfl": 4, "kr2": 4, "klkr1": 4, "kfkr1": 4, "sub": 2}
-"""Letters a word needs to be eligible, per family; the typo families need 3."""
 
 
 def words_at_rate(eligible: int, rate: int) -> int:
@@ -440,7 +544,7 @@ def ranked_eligible(text: str, plan: Sequence[tuple[int, int, float, str]], fami
     >>> ranked_eligible("a bc def", word_plan("a bc def", "rs", 0, "x"), "rs") in ([1, 2], [2, 1])
     True
     """
-    minimum = MIN_LETTERS.get(family, 3)
+    minimum = FAMILIES[family].min_letters
     eligible = [
         index
         for index, (start, end, _, _) in enumerate(plan)
@@ -526,6 +630,6 @@ def scramble(text: str, scramble_type: str, *, seed: int, sample_id: str) -> str
     >>> scramble("x", "kfx", seed=0, sample_id="x")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rs10..rs100, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN)
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
     """
     return scramble_many(text, [scramble_type], seed=seed, sample_id=sample_id)[0]

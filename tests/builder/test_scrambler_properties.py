@@ -13,7 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrambled_bench.builder.scrambler import ALL_TYPES, PAPER_RATES, letter_positions, parse_type, scramble
+from scrambled_bench.builder.scrambler import (
+    ALL_TYPES,
+    FAMILIES,
+    PAPER_RATES,
+    letter_positions,
+    parse_type,
+    scramble,
+)
 
 WORD = re.compile(r"\w+")
 PERMUTING = ("rs", "kf", "kfl", "kr2", "klkr1", "kfkr1", "adj")
@@ -30,6 +37,12 @@ MIN_LETTERS = {
     "del": 3,
     "rep": 3,
 }
+
+
+
+def test_each_family_record_states_the_eligibility_these_tests_check():
+    assert {name: family.min_letters for name, family in FAMILIES.items() if name != "original"} == MIN_LETTERS
+
 
 # Words of letters (several scripts, combining marks, digits, underscores) between any separators.
 texts = st.text(
