@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder import card
+from scrambled_bench.builder.manifest import MANIFEST_NAME
 from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, scramble, scramble_many
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
@@ -44,8 +45,6 @@ DEFAULT_TYPES = PAPER_TYPES + tuple(
 
 __all__ = ["ALL_TYPES", "DEFAULT_TYPES", "SOURCES", "build_dataset", "config_name", "scramble_source"]
 
-DEFAULT_OUT = Path("scrambled_bench")
-MANIFEST_NAME = "manifest.json"
 CARD_NAME = "README.md"
 ROWS_PER_GROUP = 1_000
 """Rows per parquet row group and per in-memory batch (keeps memory flat as a source grows)."""
@@ -380,19 +379,3 @@ def _library_versions() -> dict[str, str]:
     from scrambled_bench import __version__
 
     return {"scrambled_bench": __version__, "pyarrow": pyarrow.__version__}
-
-
-def read_manifest(build: Path) -> dict[str, Any]:
-    """The manifest of a build folder, with a one-line error when it is not a build."""
-    path = Path(build) / MANIFEST_NAME
-    if not path.is_file():
-        raise ScrambledBenchError(
-            f"{build} is not a scrambled-bench build (no {MANIFEST_NAME}); run `scrambled-bench build --out {build}`"
-        )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScrambledBenchError(f"{path}: unreadable manifest ({exc})") from None
-    if not isinstance(manifest, dict) or "version" not in manifest or "outputs" not in manifest:
-        raise ScrambledBenchError(f"{path}: not a scrambled-bench manifest (no version/outputs)")
-    return manifest

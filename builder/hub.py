@@ -12,14 +12,15 @@ is never printed, logged or written by this module.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import CARD_NAME, MANIFEST_NAME, read_manifest, sha256_file
+from scrambled_bench.builder.build import CARD_NAME, sha256_file
+from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.hub import check_repo_id, hub_error, require_token
 
 REPO_TYPE = "dataset"
 UPLOAD_PATTERNS = [CARD_NAME, MANIFEST_NAME, "data/**"]
@@ -47,10 +48,10 @@ class PushResult:
         return f"https://huggingface.co/datasets/{self.repo_id}"
 
 
-def verify_build(build: Path) -> dict[str, Any]:
+def verify_build(build: Path) -> Manifest:
     """The manifest of ``build`` after checking every output file against its recorded sha256."""
-    manifest = read_manifest(build)
-    for relative, entry in manifest["outputs"].items():
+    manifest = Manifest.read(build)
+    for relative, entry in manifest.outputs.items():
         path = Path(build) / relative
         if not path.is_file():
             raise ScrambledBenchError(
@@ -63,23 +64,7 @@ def verify_build(build: Path) -> dict[str, Any]:
     return manifest
 
 
-def _hub_error(action: str, repo_id: str, exc: Exception) -> ScrambledBenchError:
-    """A one-line error for a failed Hub call, without any credential in it."""
-    from huggingface_hub import errors
-
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(exc, errors.OfflineModeIsEnabled):
-        return ScrambledBenchError(f"cannot {action} {repo_id}: HF_HUB_OFFLINE is set")
-    if status in (401, 403) or isinstance(exc, errors.LocalTokenNotFoundError):
-        return ScrambledBenchError(
-            f"cannot {action} {repo_id}: not authorised (HTTP {status}); set HF_TOKEN or run `hf auth login` "
-            "with a token that can write to it"
-        )
-    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return ScrambledBenchError(f"cannot {action} {repo_id}: {first_line}")
-
-
-def remote_manifest(api: Any, repo_id: str, revision: str | None = None) -> dict[str, Any] | None:
+def remote_manifest(api: Any, repo_id: str, revision: str | None = None) -> Manifest | None:
     """The manifest on the Hub at ``revision`` (default ``main``); ``None`` when there is none yet."""
     from huggingface_hub import errors
 
@@ -91,31 +76,25 @@ def remote_manifest(api: Any, repo_id: str, revision: str | None = None) -> dict
         except (errors.EntryNotFoundError, errors.RepositoryNotFoundError, errors.RevisionNotFoundError):
             return None
         except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
-            raise _hub_error("read the manifest of", repo_id, exc) from None
+            raise hub_error("read the manifest of", repo_id, exc) from None
         try:
-            return json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return None
+            return Manifest.parse(Path(path).read_bytes(), f"{repo_id}/{MANIFEST_NAME}")
+        except (OSError, ScrambledBenchError):
+            return None  # an unreadable remote manifest: the push replaces it
 
 
-def _same_content(local: dict[str, Any], remote: dict[str, Any] | None) -> bool:
-    return (
-        remote is not None
-        and remote.get("outputs") == local.get("outputs")
-        and remote.get("tag") == local.get("tag")
-    )
-
-
-def _writer_hint(local: dict[str, Any], remote: dict[str, Any] | None) -> str:
+def _writer_hint(local: Manifest, remote: Manifest | None) -> str:
     """Name a parquet-writer difference, the usual reason an unchanged version rebuilds to other bytes.
 
-    >>> _writer_hint({"built_with": {"pyarrow": "27.0.0"}}, {"built_with": {"pyarrow": "26.0.1"}})
+    >>> def built_by(version):
+    ...     return Manifest.parse(('{"version": "1", "outputs": {}, "built_with": {"pyarrow": "%s"}}' % version).encode())
+    >>> _writer_hint(built_by("27.0.0"), built_by("26.0.1"))
     ' (the published files were written by pyarrow 26.0.1, these by 27.0.0: rebuild with pyarrow==26.0.1 to match)'
-    >>> _writer_hint({"built_with": {"pyarrow": "26.0.1"}}, {"built_with": {"pyarrow": "26.0.1"}})
+    >>> _writer_hint(built_by("26.0.1"), built_by("26.0.1"))
     ''
     """
-    mine = (local.get("built_with") or {}).get("pyarrow")
-    theirs = ((remote or {}).get("built_with") or {}).get("pyarrow")
+    mine = local.parquet_writer
+    theirs = remote.parquet_writer if remote is not None else None
     if mine and theirs and mine != theirs:
         return (
             f" (the published files were written by pyarrow {theirs}, these by {mine}: "
@@ -130,39 +109,38 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
     ``api`` is an ``huggingface_hub.HfApi`` (default: one that reads the token from ``HF_TOKEN`` or the
     login store). An existing tag that points at different content is an error: bump the version.
     """
-    if "/" not in repo_id or repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ScrambledBenchError(f"repository {repo_id!r}: expected ORG/NAME, e.g. my-org/scrambled_bench")
+    check_repo_id(repo_id, "--repo")
     build = Path(build)
     manifest = verify_build(build)
-    tag = manifest.get("tag") or f"v{manifest['version']}"
+    tag = manifest.tag
     if api is None:
-        from huggingface_hub import HfApi, get_token
+        from huggingface_hub import HfApi
 
-        if get_token() is None:
-            raise ScrambledBenchError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")
+        require_token()
         api = HfApi()
 
     try:
         api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
     except Exception as exc:  # noqa: BLE001
-        raise _hub_error("create", repo_id, exc) from None
+        raise hub_error("create", repo_id, exc) from None
     try:
         tags = {ref.name for ref in api.list_repo_refs(repo_id, repo_type=REPO_TYPE).tags}
     except Exception as exc:  # noqa: BLE001
-        raise _hub_error("list the tags of", repo_id, exc) from None
+        raise hub_error("list the tags of", repo_id, exc) from None
 
     if tag in tags:
         # A published version is immutable: the same content is a no-op, other content needs a new version.
-        if _same_content(manifest, remote_manifest(api, repo_id, revision=tag)):
+        published = remote_manifest(api, repo_id, revision=tag)
+        if manifest.same_content(published):
             return PushResult(repo_id=repo_id, tag=tag, uploaded=False, tagged=False, commit=None)
         raise ScrambledBenchError(
-            f"{repo_id} already has tag {tag} with different content{_writer_hint(manifest, remote_manifest(api, repo_id, revision=tag))}; "
+            f"{repo_id} already has tag {tag} with different content{_writer_hint(manifest, published)}; "
             "bump the dataset version (scrambled_bench.builder.build.DATASET_VERSION and dataset_cards/CHANGELOG.md) "
             "before pushing"
         )
 
     uploaded, commit = False, None
-    if not _same_content(manifest, remote_manifest(api, repo_id)):
+    if not manifest.same_content(remote_manifest(api, repo_id)):
         try:
             info = api.upload_folder(
                 repo_id=repo_id,
@@ -173,7 +151,7 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
                 delete_patterns=STALE_PATTERNS,
             )
         except Exception as exc:  # noqa: BLE001
-            raise _hub_error("upload to", repo_id, exc) from None
+            raise hub_error("upload to", repo_id, exc) from None
         uploaded, commit = True, getattr(info, "oid", None)
     try:
         api.create_tag(
@@ -184,5 +162,5 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
             repo_type=REPO_TYPE,
         )
     except Exception as exc:  # noqa: BLE001
-        raise _hub_error(f"tag {tag} on", repo_id, exc) from None
+        raise hub_error(f"tag {tag} on", repo_id, exc) from None
     return PushResult(repo_id=repo_id, tag=tag, uploaded=uploaded, tagged=True, commit=commit)

@@ -75,7 +75,8 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from scrambled_bench.builder.build import build_dataset, read_manifest, resolve_sources, resolve_types
+        from scrambled_bench.builder.build import build_dataset, resolve_sources, resolve_types
+        from scrambled_bench.builder.manifest import Manifest
         from scrambled_bench.builder.sources.fetch import resolve_source_dir
 
         source_names = resolve_sources(_split_names(sources))
@@ -109,11 +110,11 @@ def register(app: typer.Typer) -> None:
                 window=window,
                 progress=advance,
             )
-        manifest = read_manifest(out)
-        rows = sum(entry.get("rows", 0) for entry in manifest["outputs"].values())
+        manifest = Manifest.read(out)
+        rows = sum(entry.get("rows", 0) for entry in manifest.outputs.values())
         console.print(
-            f"[green]built[/] {out} (version {manifest['version']}, tag {manifest['tag']}, seed {manifest['seed']}, "
-            f"{len(manifest['outputs']) - 1} configs, {rows} rows) in {time.perf_counter() - started:.1f}s"
+            f"[green]built[/] {out} (version {manifest.version}, tag {manifest.tag}, seed {manifest.seed}, "
+            f"{len(manifest.configs)} configs, {rows} rows) in {time.perf_counter() - started:.1f}s"
         )
         typer.echo(str(out))
 

@@ -384,22 +384,11 @@ def write_json(path: Path, document: Mapping[str, Any]) -> None:
 
 def manifest_info(data_dir: Path | None) -> dict[str, Any]:
     """The dataset build's version, seed and manifest hash (sha256 of manifest.json), where it has one."""
-    if data_dir is None:
+    from scrambled_bench.builder.manifest import Manifest
+
+    if data_dir is None or not Manifest.exists(data_dir):
         return {}
-    manifest = Path(data_dir) / "manifest.json"
-    if not manifest.is_file():
-        return {}
-    raw = manifest.read_bytes()
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ScrambledBenchError(f"{manifest}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    info = {"manifest_sha256": hashlib.sha256(raw).hexdigest()}
-    if isinstance(parsed, dict):
-        for key in ("version", "seed", "builder_version", "package_version"):
-            if key in parsed:
-                info[key] = parsed[key]
-    return info
+    return Manifest.read(data_dir).provenance()
 
 
 def environment_info() -> dict[str, str]:

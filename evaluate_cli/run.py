@@ -63,15 +63,11 @@ class DataSource:
 
     def available_configs(self) -> set[str] | None:
         """The configs a local build's manifest lists; ``None`` where that is unknown (Hub, no manifest)."""
-        if self.local_dir is None or not (self.local_dir / "manifest.json").is_file():
-            return None
-        from scrambled_bench.io import read_json
+        from scrambled_bench.builder.manifest import Manifest
 
-        manifest = read_json(self.local_dir / "manifest.json")
-        outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
-        if not isinstance(outputs, dict):
+        if self.local_dir is None or not Manifest.exists(self.local_dir):
             return None
-        return {item["config"] for item in outputs.values() if isinstance(item, dict) and "config" in item}
+        return Manifest.read(self.local_dir).configs
 
     def check_configs(self, needed: Sequence[str]) -> None:
         """Fail before any request is sent when the build lacks a config the run needs."""

@@ -182,7 +182,7 @@ def test_a_corrupted_build_is_not_pushed(build: Path, tmp_path: Path):
 
 @pytest.mark.parametrize("repo", ["scrambled_bench", "a/b/c", "/x", "org/"])
 def test_repo_id_must_be_org_slash_name(build: Path, repo: str, tmp_path: Path):
-    with pytest.raises(ScrambledBenchError, match="expected ORG/NAME"):
+    with pytest.raises(ScrambledBenchError, match="expected a Hub repository id ORG/NAME"):
         push_build(build, repo, api=FakeHfApi(tmp_path / "remote"))
 
 

