@@ -21,10 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from scrambled_bench.evaluate_cli.backends import create_backend
-from scrambled_bench.evaluate_cli.backends.base import GenerationRequest, GenerationSettings
-from scrambled_bench.evaluate_cli.engine import EngineSettings, run_requests
-from scrambled_bench.evaluate_cli.store import RunStore
+from scrambled_bench.harness.backends import create_backend
+from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
+from scrambled_bench.harness.engine import EngineSettings, run_requests
+from scrambled_bench.harness.store import RunStore
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "evaluate_cli" / "servers" / "fixed_delay_server.py"
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from bench_client_overhead import bench_requests, free_port, run_engine, start_fixed_delay_server, start_server
 
-from scrambled_bench.evaluate_cli.backends import create_backend
-from scrambled_bench.evaluate_cli.backends.base import GenerationRequest, GenerationSettings
+from scrambled_bench.harness.backends import create_backend
+from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
 
 
 async def one_at_a_time(base_url: str, model: str, requests: list[GenerationRequest]) -> float:
@@ -39,7 +39,7 @@ async def one_at_a_time(base_url: str, model: str, requests: list[GenerationRequ
 
 
 def start_llama_server() -> tuple[subprocess.Popen[bytes], str]:
-    from scrambled_bench.evaluate_cli.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
 
     port = free_port()
     root = f"http://127.0.0.1:{port}"

@@ -24,15 +24,16 @@ QUICKSTART_TARGET_SECONDS = 180.0
 
 
 def bench_samples_per_second(data: str, samples: int) -> None:
-    from scrambled_bench.evaluate_cli.backends import create_backend
-    from scrambled_bench.evaluate_cli.engine import EngineSettings, run_requests
-    from scrambled_bench.evaluate_cli.run import plan_requests, resolve_data
-    from scrambled_bench.evaluate_cli.store import RunStore
-    from scrambled_bench.evaluate_cli.suites import resolve_configs
-    from scrambled_bench.evaluate_cli.tasks import on_result
+    from scrambled_bench.harness.backends import create_backend
+    from scrambled_bench.harness.engine import EngineSettings, run_requests
+    from scrambled_bench.harness.data import resolve_data
+    from scrambled_bench.harness.evaluate import plan_requests
+    from scrambled_bench.harness.store import RunStore
+    from scrambled_bench.harness.suites import resolve_configs
+    from scrambled_bench.harness.tasks import on_result
 
     configs = resolve_configs("quick")
-    source = resolve_data(data, revision=None, types=sorted({c.scramble_type for c in configs}), progress=True)
+    source = resolve_data(data, revision=None, types=sorted({c.scramble_type for c in configs}), announce=print)
     per_config = max(1, samples // len(configs))
     requests = plan_requests(configs, source, seed=0, max_new_tokens=256, chat=True, limit=per_config)
     flat = [r for rs in requests.values() for r in rs]

@@ -27,6 +27,7 @@ from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, s
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
+
 from scrambled_bench.errors import ScrambledBenchError
 
 DATASET_VERSION = "1.0.0"

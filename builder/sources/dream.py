@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 from scrambled_bench.builder.sources.common import SourceData, SourceInfo, SourceRecord, line_error
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
+
+from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 
 UPSTREAM = Upstream("nlpdata", "dream", "master")
@@ -27,7 +29,6 @@ UPSTREAM = Upstream("nlpdata", "dream", "master")
 CATEGORY_NAMES = {"a": "arithmetic", "c": "commonsense", "l": "logic", "m": "matching", "s": "summary"}
 """The annotation ``type`` letters; a question may carry several (``cl``)."""
 
-LETTERS = "ABCDEFGHIJ"
 
 INFO = SourceInfo(
     name="dream",

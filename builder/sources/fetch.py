@@ -46,7 +46,7 @@ class Upstream:
 
 def _default_urlopen(url: str) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - fixed https URLs
+    with urllib.request.urlopen(request, timeout=60) as response:
         return response.read()
 
 

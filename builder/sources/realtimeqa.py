@@ -25,6 +25,8 @@ from scrambled_bench.builder.sources.common import (
     line_error,
 )
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
+
+from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import parse_jsonl_lines
 
@@ -36,7 +38,6 @@ WEEKLY_FILE = re.compile(r"^(\d{8})_qa\.jsonl$")
 """Weekly question files; aggregate files upstream (``20220617-20220624_qa.jsonl``...) are not read."""
 
 REQUIRED_FIELDS = ("question_id", "question_sentence", "choices", "answer", "evidence")
-LETTERS = "ABCDEFGHIJ"
 
 INFO = SourceInfo(
     name="realtimeqa",

@@ -1,7 +1,8 @@
 """Character-level edit distance (Levenshtein) as the Scrambled Bench (Cao et al., EMNLP 2023) measures it.
 
-Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, so the folder can be pushed
-as a Hub Space as is. The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
+Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
+``scrambled_bench_shared.py`` (edit distances, input checks), so the folder can be pushed as a Hub Space as is.
+The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import datasets
 import evaluate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
+
+from .scrambled_bench_shared import check_same_length, check_strings, computes_in_memory, edit_distances
 
 _CITATION = """\
 @inproceedings{cao-etal-2023-unnatural,
@@ -50,17 +53,6 @@ Examples:
 """
 
 
-def edit_distances(references: Sequence[str], others: Sequence[str]) -> list[int]:
-    """Character-level Levenshtein distance (all edits cost 1) of each pair, surrounding whitespace stripped.
-
-    >>> edit_distances(["kitten", "flaw "], ["sitting", " lawn"])
-    [3, 2]
-    """
-    return [
-        Levenshtein.distance(reference.strip(), other.strip()) for reference, other in zip(references, others)
-    ]
-
-
 def normalized_edit_distances(references: Sequence[str], others: Sequence[str]) -> list[float]:
     """ED divided by the longer stripped string's length, in [0, 1]; 0 for two empty strings.
 
@@ -73,30 +65,21 @@ def normalized_edit_distances(references: Sequence[str], others: Sequence[str]) 
     ]
 
 
-def check_inputs(predictions: object, references: object) -> None:
-    """Reject what cannot be measured, with a message naming the argument and index.
+def check_inputs(predictions: object, references: object) -> dict[str, list[str]]:
+    """The two columns as lists, after rejecting what cannot be measured, with a message naming the
+    argument and index.
 
     >>> check_inputs(["a", None], ["a", "b"])
     Traceback (most recent call last):
     ...
     ValueError: predictions[1] must be a string, got NoneType: None
     """
-    lengths = []
-    for name, values in (("predictions", predictions), ("references", references)):
-        if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-            raise ValueError(f"{name} must be a list of strings, got {type(values).__name__}")
-        for index, value in enumerate(values):
-            if not isinstance(value, str):
-                raise ValueError(
-                    f"{name}[{index}] must be a string, got {type(value).__name__}: {value!r:.60}"
-                )
-        lengths.append(len(values))
-    if lengths[0] != lengths[1]:
-        raise ValueError(
-            f"predictions and references must have the same length, got {lengths[0]} and {lengths[1]}"
-        )
-    if lengths[0] == 0:
-        raise ValueError("predictions and references are empty: there is nothing to measure")
+    columns = {
+        "predictions": check_strings("predictions", predictions),
+        "references": check_strings("references", references),
+    }
+    check_same_length(columns)
+    return columns
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -122,11 +105,13 @@ class EditDistance(evaluate.Metric):
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute as any metric."""
+        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
         if predictions is None and references is None:
             return super().compute(**kwargs)  # the inputs came through add_batch, which checked them
-        check_inputs(predictions, references)
-        return super().compute(predictions=predictions, references=references, **kwargs)
+        columns = check_inputs(predictions, references)
+        if computes_in_memory(self):
+            return self._compute(**columns, **kwargs)
+        return super().compute(**columns, **kwargs)
 
     def _compute(self, predictions, references):
         distances = np.array(edit_distances(references, predictions), dtype=float)

@@ -1,18 +1,26 @@
 """Recovery rate (RR) of the Scrambled Bench (Cao et al., EMNLP 2023): how much of the scrambling a model undid.
 
-Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, so the folder can be pushed
-as a Hub Space as is. The arithmetic lives in plain functions (``edit_distances``, ``recovery_rate``,
-``bootstrap_interval``) that the ``evaluate`` class only wires up.
+Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
+``scrambled_bench_shared.py`` (edit distances, input checks, bootstrap intervals), so the folder can be pushed
+as a Hub Space as is. The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import datasets
 import evaluate
 import numpy as np
-from rapidfuzz.distance import Levenshtein
+
+from .scrambled_bench_shared import (
+    bootstrap_interval,
+    check_bootstrap_options,
+    check_same_length,
+    check_strings,
+    computes_in_memory,
+    edit_distances,
+)
 
 _CITATION = """\
 @inproceedings{cao-etal-2023-unnatural,
@@ -57,17 +65,6 @@ Examples:
 """
 
 
-def edit_distances(references: Sequence[str], others: Sequence[str]) -> list[int]:
-    """Character-level Levenshtein distance (all edits cost 1) of each pair, surrounding whitespace stripped.
-
-    >>> edit_distances(["kitten", "flaw "], ["sitting", " lawn"])
-    [3, 2]
-    """
-    return [
-        Levenshtein.distance(reference.strip(), other.strip()) for reference, other in zip(references, others)
-    ]
-
-
 def recovery_rate(recovered_distances: Sequence[float], scrambled_distances: Sequence[float]) -> float:
     """RR = (sum ED(ori, scr) - sum ED(ori, rec)) / sum ED(ori, scr), from per-sample distances.
 
@@ -86,78 +83,24 @@ def recovery_rate(recovered_distances: Sequence[float], scrambled_distances: Seq
     return (scrambled_total - float(np.sum(recovered_distances))) / scrambled_total
 
 
-def bootstrap_interval(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n_samples: int,
-    confidence_level: float,
-    n_resamples: int,
-    seed: int,
-) -> tuple[list[float], int]:
-    """Percentile-bootstrap interval of ``statistic`` over resampled sample indices.
-
-    ``statistic`` maps an ``(n_resamples, n_samples)`` index array to one value per resample, NaN where
-    the statistic is undefined for that resample; those are left out and counted.
-
-    >>> values = np.array([0.0, 1.0, 1.0, 1.0])
-    >>> (low, high), undefined = bootstrap_interval(lambda idx: values[idx].mean(axis=1), 4, 0.9, 200, 0)
-    >>> 0.0 <= low <= 0.75 <= high <= 1.0, undefined
-    (True, 0)
-    """
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n_samples, size=(n_resamples, n_samples))
-    values = np.asarray(statistic(indices), dtype=float)
-    defined = values[~np.isnan(values)]
-    if defined.size == 0:
-        raise ValueError("no bootstrap resample has a defined value; the interval cannot be computed")
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return [float(low), float(high)], int(values.size - defined.size)
-
-
-def _check_strings(name: str, values: object) -> list[str]:
-    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{name} must be a list of strings, got {type(values).__name__}")
-    values = list(values)
-    for index, value in enumerate(values):
-        if not isinstance(value, str):
-            raise ValueError(f"{name}[{index}] must be a string, got {type(value).__name__}: {value!r:.60}")
-    return values
-
-
-def check_inputs(predictions: object, references: object, scrambled: object) -> None:
-    """Reject what would give a wrong or undefined RR, with a message naming the argument and index.
+def check_inputs(predictions: object, references: object, scrambled: object) -> dict[str, list[str]]:
+    """The three columns as lists, after rejecting what would give a wrong or undefined RR, with a message
+    naming the argument and index.
 
     >>> check_inputs(["a"], ["a", "b"], ["b", "a"])
     Traceback (most recent call last):
     ...
-    ValueError: predictions, references and scrambled must have the same length, got 1, 2 and 2
+    ValueError: the inputs must have the same length (the same samples), got predictions=1, references=2, scrambled=2
     """
+    if scrambled is None:
+        raise ValueError("scrambled is missing: pass the scrambled sentences the model was given")
     columns = {
-        "predictions": _check_strings("predictions", predictions),
-        "references": _check_strings("references", references),
-        "scrambled": _check_strings("scrambled", scrambled),
+        "predictions": check_strings("predictions", predictions),
+        "references": check_strings("references", references),
+        "scrambled": check_strings("scrambled", scrambled),
     }
-    lengths = [len(values) for values in columns.values()]
-    if len(set(lengths)) > 1:
-        raise ValueError(
-            f"predictions, references and scrambled must have the same length, got {lengths[0]}, {lengths[1]} and {lengths[2]}"
-        )
-    if lengths[0] == 0:
-        raise ValueError("predictions, references and scrambled are empty: there is nothing to score")
-
-
-def check_bootstrap_options(confidence_level: object, n_resamples: object) -> None:
-    """Reject a confidence level outside (0, 1) or a resample count below 1."""
-    if confidence_level is not None and (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, (int, float))
-        or not 0 < confidence_level < 1
-    ):
-        raise ValueError(
-            f"confidence_level must be a number between 0 and 1 (exclusive), got {confidence_level!r}"
-        )
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    check_same_length(columns)
+    return columns
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -184,29 +127,24 @@ class RecoveryRate(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Check a batch (one-line ``ValueError`` naming the argument and index), then add it as any metric."""
-        if kwargs.get("scrambled") is None:
-            raise ValueError("scrambled is missing: pass the scrambled sentences the model was given")
-        check_inputs(predictions, references, kwargs["scrambled"])
+        check_inputs(predictions, references, kwargs.get("scrambled"))
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute as any metric."""
+        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
         check_bootstrap_options(kwargs.get("confidence_level"), kwargs.get("n_resamples", 1000))
         if predictions is None and references is None and kwargs.get("scrambled") is None:
             # The inputs came through add_batch, which checked them.
             kwargs.pop("scrambled", None)
             return super().compute(**kwargs)
-        if kwargs.get("scrambled") is None:
-            raise ValueError("scrambled is missing: pass the scrambled sentences the model was given")
-        check_inputs(predictions, references, kwargs["scrambled"])
+        columns = check_inputs(predictions, references, kwargs.pop("scrambled", None))
         # Refuse an undefined RR here, before evaluate has written anything: a raise inside _compute
         # leaves the module's cache lock held and the next compute waits on it.
-        if all(
-            reference.strip() == scrambled.strip()
-            for reference, scrambled in zip(references, kwargs["scrambled"])
-        ):
+        if all(r.strip() == s.strip() for r, s in zip(columns["references"], columns["scrambled"])):
             recovery_rate([], [0])
-        return super().compute(predictions=predictions, references=references, **kwargs)
+        if computes_in_memory(self):
+            return self._compute(**columns, **kwargs)
+        return super().compute(**columns, **kwargs)
 
     def _compute(self, predictions, references, scrambled, confidence_level=None, n_resamples=1000, seed=0):
         recovered = np.array(edit_distances(references, predictions), dtype=float)

@@ -1,17 +1,28 @@
 """Relative performance gain (RPG) of the Scrambled Bench (Cao et al., EMNLP 2023).
 
-Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, so the folder can be pushed
-as a Hub Space as is. The arithmetic lives in plain functions (``accuracy``,
-``relative_performance_gain``, ``bootstrap_interval``) that the ``evaluate`` class only wires up.
+Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
+``scrambled_bench_shared.py`` (input checks, bootstrap intervals), so the folder can be pushed as a Hub Space as
+is. The arithmetic lives in plain functions (``is_correct``, ``gain_verdict``) that the ``evaluate`` class
+only wires up. It is also the package's one implementation of accuracy: without the two anchor conditions
+it reports accuracy alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import datasets
 import evaluate
 import numpy as np
+
+from .scrambled_bench_shared import (
+    bootstrap_interval,
+    check_bootstrap_options,
+    check_same_length,
+    check_strings,
+    computes_in_memory,
+)
 
 _CITATION = """\
 @inproceedings{cao-etal-2023-unnatural,
@@ -30,32 +41,44 @@ on scrambled contexts lies between its accuracy on the original contexts and on 
 all substituted (which carry no usable information):
 RPG = (Acc_scr - Acc_sub) / (Acc_ori - Acc_sub), over the same samples in the three conditions.
 1 means the scrambling cost nothing, 0 that the scrambled context helped no more than a useless one.
+RPG is undefined when the original context gained nothing over the substituted one (Acc_ori <= Acc_sub):
+it is then None, with the reason and, where the ratio exists, the formula's value kept apart.
 An answer that could not be parsed (None or "") counts as wrong, as the paper's evaluation does.
+Without original_predictions and substituted_predictions the module reports accuracy alone.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `str` or None): answer letters on the scrambled contexts.
     references (`list` of `str`): gold answer letters.
-    original_predictions (`list` of `str` or None): answer letters of the same samples, original contexts.
-    substituted_predictions (`list` of `str` or None): the same, letter-substituted contexts.
+    original_predictions (`list` of `str` or None, optional): answer letters of the same samples, original
+        contexts. Give both anchors or neither (accuracy alone).
+    substituted_predictions (`list` of `str` or None, optional): the same, letter-substituted contexts.
     confidence_level (`float`, optional): e.g. 0.95 to add percentile-bootstrap intervals (samples resampled
         jointly across the three conditions).
     n_resamples (`int`, default 1000): bootstrap resamples.
     seed (`int`, default 0): seed of the bootstrap.
 Returns:
-    relative_performance_gain (`float`): RPG as a fraction; usually in [0, 1], unbounded either way.
-    accuracy, original_accuracy, substituted_accuracy (`float`): fractions in [0, 1].
-    num_samples (`int`); unanswered (`int`): scrambled-context predictions that are None or "".
-    With `confidence_level`: relative_performance_gain_ci and accuracy_ci (`[low, high]`),
-    confidence_level, n_resamples and undefined_resamples (resamples with Acc_ori = Acc_sub, left out).
+    accuracy (`float`): a fraction in [0, 1]; num_samples (`int`); unanswered (`int`): predictions that
+        are None or "".
+    With the anchors: relative_performance_gain (`float` or None): RPG as a fraction, usually in [0, 1];
+        None when undefined, with relative_performance_gain_undefined (the reason) and, when
+        Acc_ori < Acc_sub, relative_performance_gain_formula (the ratio the formula gives);
+        original_accuracy, substituted_accuracy (`float`).
+    With `confidence_level`: accuracy_ci and, with the anchors, relative_performance_gain_ci
+        (`[low, high]`, None when no resample defines RPG), confidence_level, n_resamples and
+        undefined_resamples (resamples with Acc_ori <= Acc_sub, left out of RPG's interval).
 Examples:
     >>> import evaluate
     >>> rpg = evaluate.load("metrics/relative_performance_gain")  # from a checkout; "ORG/..." from the Hub
     >>> rpg.compute(predictions=["A", "B", "C", "A"], references=["A", "B", "C", "D"],
     ...             original_predictions=["A", "B", "C", "D"], substituted_predictions=["A", None, "", "B"])
-    {'relative_performance_gain': 0.6666666666666666, 'accuracy': 0.75, 'original_accuracy': 1.0, 'substituted_accuracy': 0.25, 'num_samples': 4, 'unanswered': 0}
+    {'accuracy': 0.75, 'num_samples': 4, 'unanswered': 0, 'relative_performance_gain': 0.6666666666666666, 'original_accuracy': 1.0, 'substituted_accuracy': 0.25}
+    >>> rpg.compute(predictions=["A", "B", None], references=["A", "B", "C"])
+    {'accuracy': 0.6666666666666666, 'num_samples': 3, 'unanswered': 1}
 """
+
+ANCHORS = ("original_predictions", "substituted_predictions")
 
 
 def is_correct(predictions: Sequence[str | None], references: Sequence[str]) -> np.ndarray:
@@ -67,131 +90,105 @@ def is_correct(predictions: Sequence[str | None], references: Sequence[str]) -> 
     return np.array([bool(p) and p == r for p, r in zip(predictions, references)], dtype=bool)
 
 
-def relative_performance_gain(
+def gain_verdict(
     scrambled_accuracy: float, original_accuracy: float, substituted_accuracy: float
-) -> float:
-    """RPG = (Acc_scr - Acc_sub) / (Acc_ori - Acc_sub).
+) -> dict[str, Any]:
+    """RPG = (Acc_scr - Acc_sub) / (Acc_ori - Acc_sub), or None with the reason it is undefined.
 
-    Raises ``ValueError`` when Acc_ori equals Acc_sub (the original context was worth nothing: RPG undefined).
+    RPG is the share of the original context's gain over a useless (substituted) one that survives
+    scrambling. Without such a gain (a model at chance, say) the ratio is not a share of anything: equal
+    accuracies divide by zero, and an original accuracy below the substituted one flips the ratio's sign
+    (Acc 12.5 at rs50 against 0 original and 25 substituted would read as RPG 0.5). The formula's value
+    is kept apart, under ``relative_performance_gain_formula``.
 
-    >>> relative_performance_gain(0.9, 1.0, 0.5)
-    0.8
-    >>> relative_performance_gain(1.0, 1.0, 0.5)
-    1.0
+    >>> gain_verdict(0.9, 1.0, 0.5)
+    {'relative_performance_gain': 0.8}
+    >>> gain_verdict(0.5, 0.5, 0.5)["relative_performance_gain_undefined"]
+    'original and substituted accuracy are equal (0.5000): the original context gained nothing'
+    >>> verdict = gain_verdict(0.125, 0.0, 0.25)
+    >>> verdict["relative_performance_gain"], verdict["relative_performance_gain_formula"]
+    (None, 0.5)
     """
     spread = original_accuracy - substituted_accuracy
     if spread == 0:
-        raise ValueError(
-            f"relative performance gain is undefined: original and substituted accuracy are equal ({original_accuracy:.4f})"
-        )
-    return (scrambled_accuracy - substituted_accuracy) / spread
+        return {
+            "relative_performance_gain": None,
+            "relative_performance_gain_undefined": (
+                f"original and substituted accuracy are equal ({original_accuracy:.4f}): "
+                "the original context gained nothing"
+            ),
+        }
+    ratio = (scrambled_accuracy - substituted_accuracy) / spread
+    if spread < 0:
+        return {
+            "relative_performance_gain": None,
+            "relative_performance_gain_undefined": (
+                f"original accuracy {original_accuracy:.4f} is below the substituted {substituted_accuracy:.4f}: "
+                "no gain to recover"
+            ),
+            "relative_performance_gain_formula": ratio,
+        }
+    return {"relative_performance_gain": ratio}
 
 
-def bootstrap_interval(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n_samples: int,
-    confidence_level: float,
-    n_resamples: int,
-    seed: int,
-) -> tuple[list[float], int]:
-    """Percentile-bootstrap interval of ``statistic`` over resampled sample indices.
+def relative_performance_gain(
+    scrambled_accuracy: float, original_accuracy: float, substituted_accuracy: float
+) -> float | None:
+    """RPG as a number, or None where :func:`gain_verdict` says it is undefined.
 
-    ``statistic`` maps an ``(n_resamples, n_samples)`` index array to one value per resample, NaN where
-    the statistic is undefined for that resample; those are left out and counted.
-
-    >>> values = np.array([0.0, 1.0, 1.0, 1.0])
-    >>> (low, high), undefined = bootstrap_interval(lambda idx: values[idx].mean(axis=1), 4, 0.9, 200, 0)
-    >>> 0.0 <= low <= 0.75 <= high <= 1.0, undefined
-    (True, 0)
+    >>> relative_performance_gain(1.0, 1.0, 0.5), relative_performance_gain(0.7, 0.5, 0.5)
+    (1.0, None)
     """
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n_samples, size=(n_resamples, n_samples))
-    values = np.asarray(statistic(indices), dtype=float)
-    defined = values[~np.isnan(values)]
-    if defined.size == 0:
-        raise ValueError("no bootstrap resample has a defined value; the interval cannot be computed")
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return [float(low), float(high)], int(values.size - defined.size)
-
-
-def _check_column(name: str, values: object, *, allow_unanswered: bool) -> list:
-    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{name} must be a list of answer strings, got {type(values).__name__}")
-    values = list(values)
-    for index, value in enumerate(values):
-        if value is None and allow_unanswered:
-            continue
-        if not isinstance(value, str):
-            raise ValueError(f"{name}[{index}] must be a string, got {type(value).__name__}: {value!r:.60}")
-        if not allow_unanswered and not value.strip():
-            raise ValueError(f"{name}[{index}] is empty: every sample needs its gold answer")
-    return values
+    return gain_verdict(scrambled_accuracy, original_accuracy, substituted_accuracy)[
+        "relative_performance_gain"
+    ]
 
 
 def check_inputs(
-    predictions: object, references: object, original_predictions: object, substituted_predictions: object
-) -> None:
-    """Reject what would give a wrong or undefined score, with a message naming the argument and index.
+    predictions: object,
+    references: object,
+    original_predictions: object = None,
+    substituted_predictions: object = None,
+) -> dict[str, list]:
+    """The input columns as lists ("" for an unanswered None), after rejecting what would give a wrong
+    score, with a message naming the argument and index. The anchors come both or not at all.
 
     >>> check_inputs(["A"], [None], ["A"], ["B"])
     Traceback (most recent call last):
     ...
     ValueError: references[0] must be a string, got NoneType: None
+    >>> check_inputs(["A", None], ["A", "B"])
+    {'predictions': ['A', ''], 'references': ['A', 'B']}
     """
-    columns = {
-        "predictions": _check_column("predictions", predictions, allow_unanswered=True),
-        "references": _check_column("references", references, allow_unanswered=False),
-        "original_predictions": _check_column(
-            "original_predictions", original_predictions, allow_unanswered=True
-        ),
-        "substituted_predictions": _check_column(
-            "substituted_predictions", substituted_predictions, allow_unanswered=True
-        ),
-    }
-    lengths = {name: len(values) for name, values in columns.items()}
-    if len(set(lengths.values())) > 1:
-        listed = ", ".join(f"{name}={length}" for name, length in lengths.items())
-        raise ValueError(f"the four inputs must have the same length (the same samples), got {listed}")
-    if lengths["predictions"] == 0:
-        raise ValueError("the inputs are empty: there is nothing to score")
-
-
-def _checked_columns(predictions: object, references: object, kwargs: dict) -> dict[str, list]:
-    """The four input columns, checked, with an unanswered None written as "" (evaluate's Arrow encoding
-    rejects a None in first position; both mean "no answer")."""
-    for name in ("original_predictions", "substituted_predictions"):
-        if kwargs.get(name) is None:
-            raise ValueError(
-                f"{name} is missing: RPG needs the same samples' answers on original and substituted contexts"
-            )
-    check_inputs(predictions, references, kwargs["original_predictions"], kwargs["substituted_predictions"])
-    unanswered_as_empty = lambda answers: ["" if answer is None else answer for answer in answers]
-    return {
-        "predictions": unanswered_as_empty(predictions),
-        "references": list(references),
-        "original_predictions": unanswered_as_empty(kwargs["original_predictions"]),
-        "substituted_predictions": unanswered_as_empty(kwargs["substituted_predictions"]),
-    }
-
-
-def check_bootstrap_options(confidence_level: object, n_resamples: object) -> None:
-    """Reject a confidence level outside (0, 1) or a resample count below 1."""
-    if confidence_level is not None and (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, (int, float))
-        or not 0 < confidence_level < 1
-    ):
+    given = {"original_predictions": original_predictions, "substituted_predictions": substituted_predictions}
+    missing = [name for name, values in given.items() if values is None]
+    if len(missing) == 1:
         raise ValueError(
-            f"confidence_level must be a number between 0 and 1 (exclusive), got {confidence_level!r}"
+            f"{missing[0]} is missing: RPG needs the same samples' answers on original and substituted contexts "
+            "(give neither for accuracy alone)"
         )
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    references = check_strings("references", references)
+    for index, reference in enumerate(references):
+        if not reference.strip():
+            raise ValueError(f"references[{index}] is empty: every sample needs its gold answer")
+    columns = {
+        "predictions": check_strings("predictions", predictions, allow_none=True),
+        "references": references,
+    }
+    if not missing:
+        columns.update({name: check_strings(name, values, allow_none=True) for name, values in given.items()})
+    check_same_length(columns)
+    # evaluate's Arrow encoding rejects a None in first position; both mean "no answer"
+    return {name: ["" if value is None else value for value in values] for name, values in columns.items()}
+
+
+def _resampled_accuracy(correct: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    return correct[indices].mean(axis=1)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RelativePerformanceGain(evaluate.Metric):
-    """The ScrQA relative performance gain, with the three accuracies it is built from."""
+    """The ScrQA relative performance gain, with the accuracies it is built from."""
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -214,73 +211,70 @@ class RelativePerformanceGain(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Check a batch (one-line ``ValueError`` naming the argument and index), then add it as any metric."""
-        columns = _checked_columns(predictions, references, kwargs)
+        columns = check_inputs(predictions, references, *(kwargs.get(name) for name in ANCHORS))
+        if len(columns) != 4:
+            raise ValueError("add_batch needs original_predictions and substituted_predictions too")
         return super().add_batch(**columns)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute as any metric."""
+        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
         check_bootstrap_options(kwargs.get("confidence_level"), kwargs.get("n_resamples", 1000))
-        answer_columns = ("original_predictions", "substituted_predictions")
-        if (
-            predictions is None
-            and references is None
-            and all(kwargs.get(name) is None for name in answer_columns)
-        ):
-            # The inputs came through add_batch, which checked them.
-            return super().compute(**{k: v for k, v in kwargs.items() if k not in answer_columns})
-        columns = _checked_columns(predictions, references, kwargs)
-        # Refuse an undefined RPG here, before evaluate has written anything: a raise inside _compute
-        # leaves the module's cache lock held and the next compute waits on it.
-        relative_performance_gain(
-            0.0,
-            float(is_correct(columns["original_predictions"], columns["references"]).mean()),
-            float(is_correct(columns["substituted_predictions"], columns["references"]).mean()),
-        )
-        options = {k: v for k, v in kwargs.items() if k not in answer_columns}
-        return super().compute(**columns, **options)
+        anchors = [kwargs.pop(name, None) for name in ANCHORS]
+        if predictions is None and references is None and all(anchor is None for anchor in anchors):
+            return super().compute(**kwargs)  # the inputs came through add_batch, which checked them
+        columns = check_inputs(predictions, references, *anchors)
+        if computes_in_memory(self):
+            return self._compute(**columns, **kwargs)
+        if len(columns) != 4:
+            raise ValueError(
+                "after add_batch, compute needs original_predictions and substituted_predictions too"
+            )
+        return super().compute(**columns, **kwargs)
 
     def _compute(
         self,
         predictions,
         references,
-        original_predictions,
-        substituted_predictions,
+        original_predictions=None,
+        substituted_predictions=None,
         confidence_level=None,
         n_resamples=1000,
         seed=0,
     ):
         scrambled = is_correct(predictions, references)
-        original = is_correct(original_predictions, references)
-        substituted = is_correct(substituted_predictions, references)
-        result = {
-            "relative_performance_gain": relative_performance_gain(
-                float(scrambled.mean()), float(original.mean()), float(substituted.mean())
-            ),
+        result: dict[str, Any] = {
             "accuracy": float(scrambled.mean()),
-            "original_accuracy": float(original.mean()),
-            "substituted_accuracy": float(substituted.mean()),
             "num_samples": len(predictions),
             "unanswered": sum(1 for p in predictions if not p),
         }
+        anchored = original_predictions is not None and substituted_predictions is not None
+        if anchored:
+            original = is_correct(original_predictions, references)
+            substituted = is_correct(substituted_predictions, references)
+            result.update(
+                gain_verdict(float(scrambled.mean()), float(original.mean()), float(substituted.mean()))
+            )
+            result["original_accuracy"] = float(original.mean())
+            result["substituted_accuracy"] = float(substituted.mean())
         if confidence_level is None:
             return result
-
-        def resampled_gain(indices: np.ndarray) -> np.ndarray:
-            scr, ori, sub = (column[indices].mean(axis=1) for column in (scrambled, original, substituted))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gains = (scr - sub) / (ori - sub)
-            return np.where(ori == sub, np.nan, gains)
-
-        result["relative_performance_gain_ci"], undefined = bootstrap_interval(
-            resampled_gain, len(predictions), confidence_level, n_resamples, seed
-        )
+        n = len(predictions)
         result["accuracy_ci"], _ = bootstrap_interval(
-            lambda indices: scrambled[indices].mean(axis=1),
-            len(predictions),
-            confidence_level,
-            n_resamples,
-            seed,
+            lambda indices: _resampled_accuracy(scrambled, indices), n, confidence_level, n_resamples, seed
         )
+        undefined = 0
+        if anchored:
+
+            def resampled_gain(indices: np.ndarray) -> np.ndarray:
+                scr, ori, sub = (_resampled_accuracy(c, indices) for c in (scrambled, original, substituted))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    gains = (scr - sub) / (ori - sub)
+                # the same rule as the point estimate: no gain of the original over the substituted, no RPG
+                return np.where(ori <= sub, np.nan, gains)
+
+            result["relative_performance_gain_ci"], undefined = bootstrap_interval(
+                resampled_gain, n, confidence_level, n_resamples, seed
+            )
         result.update(
             confidence_level=confidence_level, n_resamples=n_resamples, undefined_resamples=undefined
         )

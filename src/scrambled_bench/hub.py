@@ -53,9 +53,7 @@ def hub_error(action: str, repo_id: str, exc: BaseException) -> ScrambledBenchEr
     if isinstance(exc, errors.OfflineModeIsEnabled):
         reason = "HF_HUB_OFFLINE is set"
     elif status in (401, 403) or isinstance(exc, errors.LocalTokenNotFoundError):
-        reason = (
-            f"not authorised (HTTP {status}); set HF_TOKEN or run `hf auth login` with a token that can write to it"
-        )
+        reason = f"not authorised (HTTP {status}); set HF_TOKEN or run `hf auth login` with a token that can write to it"
     elif isinstance(exc, errors.RepositoryNotFoundError) or status == 404:
         reason = "repository not found (or not visible with this token)"
     elif isinstance(exc, errors.RevisionNotFoundError):

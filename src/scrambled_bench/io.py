@@ -38,14 +38,18 @@ def parse_jsonl_lines(
         except json.JSONDecodeError as exc:
             raise ScrambledBenchError(f"{location}:{line_number}: not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
-            raise ScrambledBenchError(f"{location}:{line_number}: expected a JSON object, got {type(row).__name__}")
+            raise ScrambledBenchError(
+                f"{location}:{line_number}: expected a JSON object, got {type(row).__name__}"
+            )
         missing = [field for field in required if field not in row]
         if missing:
             raise ScrambledBenchError(f"{location}:{line_number}: missing field(s) {', '.join(missing)}")
         yield line_number, row
 
 
-def read_jsonl(path: str | os.PathLike[str], *, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(
+    path: str | os.PathLike[str], *, required: tuple[str, ...] = ()
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, row)`` for every non-blank line of a JSONL file (``.gz`` is read transparently).
 
     A line that is not a JSON object, or lacks a ``required`` field, raises a

@@ -278,7 +278,7 @@ def test_cli_reads_the_mirror_from_the_environment(tmp_path: Path, capsys, monke
             ["--window", "17/03/2023:2023-08-04"],
             "error: window '17/03/2023:2023-08-04': unknown date format '17/03/2023'",
         ),
-        (["--seed", "-1"], "error: seed must be a non-negative integer, got -1"),
+        (["--seed", "-1"], "error: Invalid value for '--seed': Input should be greater than or equal to 0"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(args, message, tmp_path: Path, capsys):

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.evaluate_cli.run import model_slug
+from scrambled_bench.harness.settings import model_slug
 
-TINY_BUILD = Path(__file__).resolve().parent / "fixtures" / "tiny_build"
+TINY_BUILD = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_build"
 
 
 def _cli(args: list[str]) -> tuple[int, str, str]:
@@ -134,20 +134,20 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--backend", "vllm"], "unknown backend 'vllm'"),
+        (["--backend", "vllm"], "Invalid value for '--backend' / '-b': 'vllm' is not one of 'llama-cpp', 'openai'"),
         (["--datasets", "squad"], "unknown dataset 'squad'"),
         (["--types", "kfx"], "unknown scramble type 'kfx'"),
         (["--tasks", "summarise"], "unknown task 'summarise'"),
         (["--backend", "openai", "--base-url", "ftp://example.org"], "--base-url must be an http(s) URL"),
-        (["--suite", "everything"], "unknown suite 'everything'"),
-        (["--prompt-mode", "both"], "unknown --prompt-mode 'both'"),
+        (["--suite", "everything"], "Invalid value for '--suite' / '-s': 'everything' is not one of 'quick'"),
+        (["--prompt-mode", "both"], "Invalid value for '--prompt-mode': 'both' is not one of 'chat', 'completion'"),
         (["--exemplar-rate", "30", "--tasks", "aqua-cot", "--types", "original"], "unknown exemplar rate 30"),
         (["--base-url", "http://127.0.0.1:8000/v1"], "--base-url does not apply to the llama-cpp backend"),
         (["--exemplar-rate", "20"], "--exemplar-rate applies to the aqua-cot task, which this selection leaves out"),
         (["--revision", "v1"], "--revision applies to a Hub dataset id"),
-        (["--limit", "0"], "--limit must be at least 1, got 0"),
-        (["--concurrency", "0"], "--concurrency must be at least 1, got 0"),
-        (["--retries", "-1"], "--retries must be at least 0, got -1"),
+        (["--limit", "0"], "Invalid value for '--limit' / '-n': Input should be greater than or equal to 1"),
+        (["--concurrency", "0"], "Invalid value for '--concurrency' / '-c': Input should be greater than or equal to 1"),
+        (["--retries", "-1"], "Invalid value for '--retries': Input should be greater than or equal to 0"),
     ],
 )
 def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[str], message: str) -> None:
@@ -299,18 +299,29 @@ def test_run_folder_depends_on_what_is_sent_not_on_how_fast() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from scrambled_bench.evaluate_cli.run import default_run_dir
+    from dataclasses import replace
 
-    base = {"backend": "openai", "model": "org/Model-7B", "base_url": "http://h/v1", "suite": "paper", "seed": 0,
-            "max_new_tokens": 256, "prompt_mode": "chat", "data": "./scrambled_bench"}
+    from scrambled_bench.harness.settings import RunSettings
+
+    base = RunSettings(backend="openai", model="org/Model-7B", base_url="http://h/v1", suite="paper")
 
     @settings(max_examples=50, deadline=None)
-    @given(limit=st.none() | st.integers(1, 10**6), concurrency=st.integers(1, 512), key=st.text(max_size=20),
-           seed=st.integers(1, 100))
-    def check(limit, concurrency, key, seed) -> None:
-        folder = default_run_dir(base, "org/Model-7B")
-        assert folder == default_run_dir({**base, "limit": limit, "concurrency": concurrency, "api_key": key}, "org/Model-7B")
+    @given(limit=st.none() | st.integers(1, 10**6), key=st.text(max_size=20), seed=st.integers(1, 100))
+    def check(limit, key, seed) -> None:
+        folder = base.run_dir("org/Model-7B")
+        assert folder == replace(base, limit=limit, api_key=key, n_resamples=seed).run_dir("org/Model-7B")
         assert re.fullmatch(r"Model-7B-[0-9a-f]{10}", folder.name)  # a slug and a hash: nothing else leaks in
-        assert folder != default_run_dir({**base, "seed": base["seed"] + seed}, "org/Model-7B")
+        assert folder != replace(base, seed=base.seed + seed).run_dir("org/Model-7B")
 
     check()
+
+
+def test_run_folders_written_before_the_settings_dataclass_still_resume() -> None:
+    """The folder names runs got from the settings dict before RunSettings existed (same settings, same hash)."""
+    from scrambled_bench.harness.settings import RunSettings
+
+    quick = RunSettings()
+    assert quick.run_dir("smollm2-135m-instruct-q8_0.gguf").name == "smollm2-135m-instruct-q8_0-2fb9caf177"
+    other = RunSettings(backend="openai", base_url="http://127.0.0.1:8080/v1", types=["rs20,kf"], tasks=["scrqa"],
+                        exemplar_rates=[0, 100], seed=3, prompt_mode="completion")
+    assert other.run_dir("smollm2").name == "smollm2-a7c7721254"

@@ -62,6 +62,9 @@ def test_metric_folders_are_self_contained():
             for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
                     imported.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level:
+                    # a relative import must be a sibling file of the folder (evaluate copies it along)
+                    assert (folder / f"{node.module}.py").is_file(), (script, node.module)
                 elif isinstance(node, ast.ImportFrom):
                     imported.add((node.module or "").split(".")[0])
             assert "scrambled_bench" not in imported, script
@@ -73,8 +76,16 @@ def test_metric_folders_are_self_contained():
                 "numpy",
                 "rapidfuzz",
                 "pathlib",
+                "typing",
             }, script
         assert "launch_gradio_widget" in (folder / "app.py").read_text(encoding="utf-8")
+
+
+def test_every_metric_folder_carries_the_same_shared_helpers():
+    """The helpers the modules share are one file, copied into each folder so each stays self-contained
+    (as evaluate's bleu carries tokenizer_13a.py): the copies must never drift apart."""
+    copies = {name: (REPO / "metrics" / name / "scrambled_bench_shared.py").read_bytes() for name in METRIC_NAMES}
+    assert len(set(copies.values())) == 1, "metrics/*/scrambled_bench_shared.py differ; copy one over the others"
 
 
 # ---------------------------------------------------------------- recovery rate
@@ -141,7 +152,7 @@ def test_recovery_rate_below_zero_when_worse_than_the_input(recovery_rate):
     [
         (
             {"predictions": ["a"], "references": ["a", "b"], "scrambled": ["b", "a"]},
-            "same length, got 1, 2 and 2",
+            "same length .*, got predictions=1, references=2, scrambled=2",
         ),
         ({"predictions": [], "references": [], "scrambled": []}, "empty"),
         ({"predictions": ["a"], "references": ["a"], "scrambled": ["a"]}, "undefined"),
@@ -236,14 +247,16 @@ def test_scrambled_as_good_as_original_gives_one(gain, rows):
     original = [o for _, o, _ in rows]
     substituted = [s for _, _, s in rows]
     correct = lambda answers: sum(1 for a, r in zip(answers, references) if a == r)
-    if correct(original) == correct(substituted):
-        with pytest.raises(ValueError, match="undefined"):
-            gain.compute(
-                predictions=original,
-                references=references,
-                original_predictions=original,
-                substituted_predictions=substituted,
-            )
+    if correct(original) <= correct(substituted):
+        # no gain of the original context over the substituted one: RPG is undefined, said so, never NaN
+        undefined = gain.compute(
+            predictions=original,
+            references=references,
+            original_predictions=original,
+            substituted_predictions=substituted,
+        )
+        assert undefined["relative_performance_gain"] is None
+        assert "relative_performance_gain_undefined" in undefined
         return
     same_as_original = gain.compute(
         predictions=original,
@@ -276,15 +289,6 @@ def test_scrambled_as_good_as_original_gives_one(gain, rows):
         (
             {"predictions": [], "references": [], "original_predictions": [], "substituted_predictions": []},
             "empty",
-        ),
-        (
-            {
-                "predictions": ["A"],
-                "references": ["A"],
-                "original_predictions": ["B"],
-                "substituted_predictions": ["C"],
-            },
-            "undefined: original and substituted accuracy are equal",
         ),
         (
             {
@@ -322,6 +326,33 @@ def test_scrambled_as_good_as_original_gives_one(gain, rows):
 def test_relative_performance_gain_bad_input(gain, inputs, message):
     with pytest.raises(ValueError, match=message):
         gain.compute(**inputs)
+
+
+@pytest.mark.parametrize(
+    ("predictions", "original", "substituted", "reason", "formula"),
+    [
+        (["A", "B"], ["B", "B"], ["C", "C"], "original and substituted accuracy are equal", None),
+        # the original context is worse than a useless one: the ratio would flip sign and read as a recovery
+        (["B", "B"], ["B", "B"], ["A", "B"], "below the substituted", 1.0),
+    ],
+)
+def test_undefined_rpg_is_none_with_its_reason_and_the_formula_kept_apart(
+    gain, predictions, original, substituted, reason, formula
+):
+    result = gain.compute(
+        predictions=predictions, references=["A", "A"], original_predictions=original, substituted_predictions=substituted
+    )
+    assert result["relative_performance_gain"] is None
+    assert reason in result["relative_performance_gain_undefined"]
+    assert result.get("relative_performance_gain_formula") == formula
+    assert result["accuracy"] == predictions.count("A") / 2  # the accuracies stay
+
+
+def test_accuracy_alone_without_the_anchors(gain):
+    result = gain.compute(predictions=["A", None, "C", "B"], references=["A", "B", "C", "D"])
+    assert result == {"accuracy": 0.5, "num_samples": 4, "unanswered": 1}
+    with pytest.raises(ValueError, match="substituted_predictions is missing"):
+        gain.compute(predictions=["A"], references=["A"], original_predictions=["A"])
 
 
 def test_relative_performance_gain_interval(gain):
@@ -372,7 +403,7 @@ def test_normalized_edit_distance_is_a_fraction_and_symmetric(edit_distance, pai
 def test_edit_distance_bad_input(edit_distance):
     with pytest.raises(ValueError, match=r"predictions\[1\] must be a string"):
         edit_distance.compute(predictions=["a", None], references=["a", "b"])
-    with pytest.raises(ValueError, match="same length, got 1 and 2"):
+    with pytest.raises(ValueError, match="same length .*, got predictions=1, references=2"):
         edit_distance.compute(predictions=["a"], references=["a", "b"])
     with pytest.raises(ValueError, match="empty"):
         edit_distance.compute(predictions=[], references=[])

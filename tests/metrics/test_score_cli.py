@@ -197,15 +197,6 @@ GOOD_QA = {"prediction": "A", "choices": ["x", "y"], "answer": "A"}
             ],
             r"rows\.jsonl:2: id 1 appears twice in condition 'original'",
         ),
-        (
-            "qa",
-            [
-                {**GOOD_QA, "condition": "original", "id": 1},
-                {**GOOD_QA, "condition": "sub", "id": 1},
-                {**GOOD_QA, "condition": "kf", "id": 1},
-            ],
-            "undefined: original and substituted accuracy are equal",
-        ),
     ],
 )
 def test_score_bad_input_is_one_line_naming_the_row(tmp_path, capsys, task, rows, message):
@@ -216,12 +207,29 @@ def test_score_bad_input_is_one_line_naming_the_row(tmp_path, capsys, task, rows
     assert re.search(message, err), err
 
 
+def test_undefined_rpg_is_stated_in_the_summary_as_run_states_it(tmp_path, capsys):
+    """RPG with no gain of the original over the substituted condition is None with its reason, the very
+    verdict of the metric module that `run` writes into results.json; not an error, not a flipped ratio."""
+    rows = [
+        {**GOOD_QA, "condition": "original", "id": 1},
+        {**GOOD_QA, "condition": "sub", "id": 1},
+        {**GOOD_QA, "condition": "kf", "id": 1},
+    ]
+    path = _write_jsonl(tmp_path / "rows.jsonl", rows)
+    code, out, err = _run(capsys, "score", str(path), "--task", "qa")
+    assert code == 0, err
+    gain = json.loads(out)["relative_performance_gain"]["kf"]
+    assert gain["relative_performance_gain"] is None
+    assert "original and substituted accuracy are equal" in gain["relative_performance_gain_undefined"]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--task", "ner"], "--task must be one of recovery, qa, got 'ner'"),
-        (["--task", "qa", "--confidence-level", "1.5"], "--confidence-level must be between 0 and 1"),
-        (["--task", "qa", "--n-resamples", "0"], "--n-resamples must be at least 1"),
+        (["--task", "ner"], "Invalid value for '--task': 'ner' is not one of 'recovery', 'qa'"),
+        (["--task", "qa", "--confidence-level", "1.5"], "Invalid value for '--confidence-level': Input should be less than"),
+        (["--task", "qa", "--confidence-level", "1"], "--confidence-level must be between 0 and 1 (exclusive), got 1.0"),
+        (["--task", "qa", "--n-resamples", "0"], "Invalid value for '--n-resamples': Input should be greater than"),
     ],
 )
 def test_score_bad_options(tmp_path, capsys, extra, message):
@@ -278,7 +286,7 @@ def test_reproduced_tables_cut_no_number_or_name_on_a_narrow_console():
     import io
 
     from rich.console import Console
-    from scrambled_bench.evaluate_cli.score import render_cells
+    from scrambled_bench.evaluate_cli.display import print_cells
     from scrambled_bench.metrics.paper_reproduction import Cell
 
     columns = ["original", "rs20", "rs50", "rs100", "kf", "kfl", "sub"]
@@ -290,7 +298,7 @@ def test_reproduced_tables_cut_no_number_or_name_on_a_narrow_console():
         for column in ("exemplars rs0", "exemplars rs20", "exemplars rs50", "exemplars rs100")
     ]
     out = io.StringIO()
-    render_cells(cells, Console(file=out, width=80, force_terminal=False, color_system=None))
+    print_cells(cells, Console(file=out, width=80, force_terminal=False, color_system=None))
     text = out.getvalue()
     assert "…" not in text
     assert text.count("100.00") == 2 * len(columns)

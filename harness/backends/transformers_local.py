@@ -1,0 +1,301 @@
+"""A local model run in-process by ``transformers`` (``AutoModelForCausalLM``), greedy, on the GPU when
+there is one.
+
+The engine sends requests one by one with bounded concurrency; this backend gathers the requests that
+arrive together into batches (up to ``batch_size``, same decoding settings), left-pads them and runs one
+``generate`` call per batch in a worker thread. ``model`` is a Hub id or local folder, or a ``.gguf`` file
+(dequantised by transformers, which needs the ``gguf`` package). Needs ``torch`` (``pip install
+scrambled-bench[local]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from scrambled_bench.harness.backends.base import (
+    Backend,
+    BackendConfig,
+    BackendError,
+    ContextTooLongError,
+    Generation,
+    GenerationRequest,
+    GenerationSettings,
+)
+from scrambled_bench.harness.backends.decoding import transformers_parameters
+
+from scrambled_bench.errors import ScrambledBenchError
+
+#: how long the batcher waits for more requests to join a batch that is not full yet
+BATCH_WINDOW_SECONDS = 0.02
+
+
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    """``text`` up to the first stop sequence, and whether one was found.
+
+    >>> cut_at_stop("Answer: B\\n\\nQuestion: next", ("\\n\\n",))
+    ('Answer: B', True)
+    >>> cut_at_stop("no stop here", ("###",))
+    ('no stop here', False)
+    """
+    positions = [text.find(s) for s in stop if s and s in text]
+    if not positions:
+        return text, False
+    return text[: min(positions)], True
+
+
+@dataclass
+class _Pending:
+    request: GenerationRequest
+    future: asyncio.Future[Generation]
+
+
+class TransformersConfig(BackendConfig):
+    model: str = Field(description="a Hub id, a local folder or a .gguf file")
+    batch_size: int = Field(8, ge=1, description="requests decoded together in one generate() call")
+    device: str | None = Field(None, description="cpu, cuda... (default: cuda where there is one)")
+
+
+class TransformersBackend(Backend):
+    kind = "transformers"
+    description = (
+        "a local transformers model in-process, batched, on the GPU where there is one (needs torch)"
+    )
+    Config = TransformersConfig
+    in_process = True
+
+    def __init__(self, config: TransformersConfig):
+        model, batch_size, device = config.model, config.batch_size, config.device
+        path = Path(model).expanduser()
+        super().__init__(path.name if path.suffix == ".gguf" else model)
+        self.model_source = model
+        self.batch_size = batch_size
+        self._device_request = device
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._device: str = "cpu"
+        self._load_lock = threading.Lock()
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._batcher: asyncio.Task[None] | None = None
+
+    @property
+    def max_concurrency(self) -> int:
+        """One batch in flight: requests beyond it would wait for the running batch, and the engine's
+        per-request timeout would be spent on that wait (a slow CPU batch timed out the queued ones)."""
+        return self.batch_size
+
+    # -- model ---------------------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        with self._load_lock:
+            if self._model is not None:
+                return
+            try:
+                import torch
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+            except ImportError as exc:
+                raise ScrambledBenchError(
+                    f"the transformers backend needs torch ({exc}); pip install 'scrambled-bench[local]'"
+                ) from None
+            path = Path(self.model_source).expanduser()
+            source, extra = self.model_source, {}
+            if path.suffix == ".gguf":
+                if not path.is_file():
+                    raise ScrambledBenchError(f"model file not found: {path}")
+                source, extra = str(path.parent), {"gguf_file": path.name}
+            self._device = self._device_request or ("cuda" if torch.cuda.is_available() else "cpu")
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(source, **extra)
+                model = AutoModelForCausalLM.from_pretrained(
+                    source, dtype=torch.float16 if self._device == "cuda" else torch.float32, **extra
+                )
+            except (OSError, ValueError, ImportError) as exc:
+                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+                raise ScrambledBenchError(
+                    f"cannot load {self.model_source!r} with transformers: {first_line}"
+                ) from None
+            tokenizer.padding_side = "left"
+            if tokenizer.pad_token is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            model.to(self._device).eval()
+            self._tokenizer, self._model = tokenizer, model
+
+    @property
+    def context_window(self) -> int | None:
+        if self._model is None:
+            return None
+        return getattr(self._model.config, "max_position_embeddings", None)
+
+    async def health_check(self) -> dict[str, Any]:
+        await asyncio.to_thread(self._load)
+        import torch
+        import transformers
+
+        return {
+            "backend": self.kind,
+            "model": self.model,
+            "model_source": str(self.model_source),
+            "commit": getattr(self._model.config, "_commit_hash", None),
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+            "device": self._device,
+            "dtype": str(self._model.dtype),
+        }
+
+    def _prompt_text(self, request: GenerationRequest) -> str:
+        if request.chat and getattr(self._tokenizer, "chat_template", None):
+            return self._tokenizer.apply_chat_template(
+                [{"role": "user", "content": request.prompt}], tokenize=False, add_generation_prompt=True
+            )
+        return request.prompt
+
+    async def count_tokens(self, text: str) -> int | None:
+        await asyncio.to_thread(self._load)
+        return len(self._tokenizer(text)["input_ids"])
+
+    async def count_request_tokens(self, request: GenerationRequest) -> int:
+        """The prompt tokens ``generate`` will feed the model: chat prompts inside the chat template."""
+        await asyncio.to_thread(self._load)
+        return len(self._tokenizer(self._prompt_text(request), add_special_tokens=False)["input_ids"])
+
+    # -- batching ------------------------------------------------------------------------------------------
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        await asyncio.to_thread(self._load)
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._batcher = asyncio.create_task(self._run_batches())
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Pending(request, future))
+        return await future
+
+    async def _run_batches(self) -> None:
+        assert self._queue is not None
+        held: list[_Pending] = []
+        while True:
+            first = held.pop(0) if held else await self._queue.get()
+            # one generate() call decodes with one set of settings: requests held back earlier join first
+            batch = [first] + [item for item in held if item.request.settings == first.request.settings]
+            batch = batch[: self.batch_size]
+            taken = {id(item) for item in batch}
+            held = [item for item in held if id(item) not in taken]
+            deadline = asyncio.get_running_loop().time() + BATCH_WINDOW_SECONDS
+            while len(batch) < self.batch_size:
+                timeout = deadline - asyncio.get_running_loop().time()
+                if timeout <= 0:
+                    break
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), timeout)
+                except asyncio.TimeoutError:
+                    break
+                if item.request.settings == first.request.settings:
+                    batch.append(item)
+                else:
+                    held.append(item)
+            live = [item for item in batch if not item.future.done()]  # the engine may have timed some out
+            if not live:
+                continue
+            try:
+                results = await asyncio.to_thread(self._generate_batch, [item.request for item in live])
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting request
+                error = (
+                    exc
+                    if isinstance(exc, BackendError)
+                    else BackendError(
+                        f"transformers generate failed: {exc.__class__.__name__}: {exc}", retryable=False
+                    )
+                )
+                for item in live:
+                    if not item.future.done():
+                        item.future.set_exception(error)
+                continue
+            for item, result in zip(live, results, strict=True):
+                if item.future.done():
+                    continue
+                if isinstance(result, BaseException):
+                    item.future.set_exception(result)
+                else:
+                    item.future.set_result(result)
+
+    def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation | BaseException]:
+        import torch
+
+        settings: GenerationSettings = requests[0].settings
+        tokenizer, model = self._tokenizer, self._model
+        window = self.context_window
+        texts = [self._prompt_text(request) for request in requests]
+        lengths = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+        results: list[Generation | BaseException | None] = [None] * len(requests)
+        runnable = []
+        for index, length in enumerate(lengths):
+            if window is not None and length >= window:
+                results[index] = ContextTooLongError(
+                    f"prompt of {length} tokens does not fit the context window of {window} tokens"
+                )
+            else:
+                runnable.append(index)
+        if runnable:
+            encoded = tokenizer(
+                [texts[i] for i in runnable], return_tensors="pt", padding=True, add_special_tokens=False
+            ).to(self._device)
+            max_new_tokens = settings.max_new_tokens
+            if window is not None:
+                max_new_tokens = max(1, min(max_new_tokens, window - encoded["input_ids"].shape[1]))
+            options: dict[str, Any] = {
+                "max_new_tokens": max_new_tokens,
+                "pad_token_id": tokenizer.pad_token_id,
+            }
+            options.update(transformers_parameters(settings))
+            if settings.seed is not None:
+                torch.manual_seed(settings.seed)
+            if settings.stop:
+                options.update(stop_strings=list(settings.stop), tokenizer=tokenizer)
+            with torch.inference_mode():
+                output = model.generate(**encoded, **options)
+            prompt_width = encoded["input_ids"].shape[1]
+            eos_ids = _eos_ids(model, tokenizer)
+            for row, index in enumerate(runnable):
+                new_tokens = output[row, prompt_width:].tolist()
+                generated = []
+                hit_eos = False
+                for token in new_tokens:
+                    if token in eos_ids:
+                        hit_eos = True
+                        break
+                    generated.append(token)
+                text, hit_stop = cut_at_stop(
+                    tokenizer.decode(generated, skip_special_tokens=True), settings.stop
+                )
+                results[index] = Generation(
+                    text=text,
+                    prompt_tokens=lengths[index],
+                    completion_tokens=len(generated),
+                    finish_reason="stop" if (hit_eos or hit_stop) else "length",
+                )
+        return results  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        if self._batcher is not None:
+            self._batcher.cancel()
+            try:
+                await self._batcher
+            except asyncio.CancelledError:
+                pass
+            self._batcher = None
+            self._queue = None
+        self._model = None
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids = getattr(model.generation_config, "eos_token_id", None)
+    if ids is None:
+        ids = tokenizer.eos_token_id
+    values = ids if isinstance(ids, (list, tuple)) else [ids]
+    found = {int(v) for v in values if v is not None}
+    if tokenizer.pad_token_id is not None:
+        found.add(int(tokenizer.pad_token_id))
+    return found

@@ -1,0 +1,166 @@
+"""Where a run's dataset configs come from: a local build folder (built first when missing) or a Hub
+dataset at a revision, and what the run records about it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.hub import is_repo_id
+
+BuildProgress = Callable[[str, int], None]
+"""``progress(config, rows)``, called after each config a build writes."""
+
+
+@dataclass
+class DataSource:
+    """A local build folder or a Hub dataset at a revision.
+
+    >>> source = DataSource("org/scrambled_bench", None, revision="v1.0.0")
+    >>> source.is_local, source.available_configs() is None
+    (False, True)
+    """
+
+    location: str
+    local_dir: Path | None
+    revision: str | None = None
+    built_now: bool = False
+    _cache: dict[str, list[dict]] = field(default_factory=dict, repr=False)
+
+    @property
+    def is_local(self) -> bool:
+        return self.local_dir is not None
+
+    def describe(self) -> dict[str, Any]:
+        """What config.json records about the data: where, which revision, and the build's manifest hash."""
+        info: dict[str, Any] = {
+            "location": self.location,
+            "revision": self.revision,
+            "built_now": self.built_now,
+        }
+        if self.local_dir is not None:
+            if Manifest.exists(self.local_dir):
+                info.update(Manifest.read(self.local_dir).provenance())
+        else:
+            info.update(_hub_provenance(self.location, self.revision))
+        return info
+
+    def available_configs(self) -> set[str] | None:
+        """The configs a local build's manifest lists; ``None`` where that is unknown (Hub, no manifest)."""
+        if self.local_dir is None or not Manifest.exists(self.local_dir):
+            return None
+        return Manifest.read(self.local_dir).configs
+
+    def check_configs(self, needed: Sequence[str]) -> None:
+        """Fail before any request is sent when the build lacks a config the run needs."""
+        available = self.available_configs()
+        if available is None:
+            return
+        missing = sorted(set(needed) - available)
+        if missing:
+            raise ScrambledBenchError(
+                f"the build {self.location} lacks config(s) {', '.join(missing)}; rebuild it with every source "
+                f"and type the run needs (`scrambled-bench build`), or point --data at another build"
+            )
+
+    def rows(self, data_config: str) -> list[dict]:
+        """The ``test`` split of one dataset config, as plain dicts (cached: configs share data)."""
+        if data_config not in self._cache:
+            self._cache[data_config] = _load_split(self, data_config)
+        return self._cache[data_config]
+
+
+def _hub_provenance(repo_id: str, revision: str | None) -> dict[str, Any]:
+    """The manifest of a Hub build at ``revision`` (hash, version, seed), and the commit it resolved to."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    try:
+        path = hf_hub_download(repo_id, MANIFEST_NAME, repo_type="dataset", revision=revision)
+        info = Manifest.read(Path(path).parent).provenance()
+        info["commit"] = HfApi().dataset_info(repo_id, revision=revision).sha
+        return info
+    except Exception as exc:  # noqa: BLE001 - provenance is best effort; the rows themselves already loaded
+        return {"manifest_error": f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+
+
+def _load_split(source: DataSource, data_config: str) -> list[dict]:
+    import datasets
+
+    datasets.disable_progress_bars()
+    try:
+        if source.is_local:
+            dataset = datasets.load_dataset(str(source.local_dir), data_config, split="test")
+        else:
+            dataset = datasets.load_dataset(
+                source.location, data_config, split="test", revision=source.revision
+            )
+    except ValueError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise ScrambledBenchError(
+            f"dataset config {data_config!r} not loadable from {source.location}: {message}"
+        ) from None
+    except (FileNotFoundError, ConnectionError, OSError) as exc:
+        raise ScrambledBenchError(f"cannot read dataset {source.location} ({data_config}): {exc}") from None
+    return [dict(row) for row in dataset]
+
+
+def resolve_data(
+    data: str,
+    *,
+    revision: str | None,
+    types: Sequence[str] = (),
+    announce: Callable[[str], None] | None = None,
+    progress: BuildProgress | None = None,
+) -> DataSource:
+    """A local build folder (built first when missing) or a Hub dataset id (``owner/name`` + ``revision``).
+
+    A missing build gets every source at the default types plus ``types`` (what this run needs), so a
+    later run of another suite finds its configs in the same folder. ``announce(message)`` is told before
+    a build starts; ``progress`` follows it.
+    """
+    path = Path(data).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ScrambledBenchError(f"--data {data}: not a folder (give a local build folder or a Hub id)")
+        if revision is not None:
+            raise ScrambledBenchError(
+                f"--revision applies to a Hub dataset id (owner/name), not to the local folder {data}"
+            )
+        return DataSource(str(path), path.resolve())
+    if is_repo_id(data) and not data.startswith("."):
+        return DataSource(data, None, revision)
+    if revision is not None:
+        raise ScrambledBenchError(
+            f"--revision applies to a Hub dataset id (owner/name), not to the local folder {data}"
+        )
+    built = build_missing(path, types, announce=announce, progress=progress)
+    return DataSource(str(path), built.resolve(), revision, built_now=True)
+
+
+def build_missing(
+    path: Path,
+    needed_types: Sequence[str],
+    *,
+    announce: Callable[[str], None] | None = None,
+    progress: BuildProgress | None = None,
+) -> Path:
+    """Build every source at the default types and ``needed_types`` into ``path`` (from
+    SCRAMBLED_BENCH_SOURCE_DIR or GitHub); the whole default build takes seconds."""
+    from scrambled_bench.builder.build import DEFAULT_TYPES, build_dataset
+    from scrambled_bench.builder.sources.fetch import SOURCE_DIR_ENV
+
+    types = list(dict.fromkeys([*DEFAULT_TYPES, *needed_types]))
+    source_dir = os.environ.get(SOURCE_DIR_ENV)
+    if announce is not None:
+        announce(f"building the datasets into {path} from {source_dir or 'the upstream GitHub repositories'}")
+    return Path(
+        build_dataset(
+            path, types=types, source_dir=Path(source_dir) if source_dir else None, progress=progress
+        )
+    )

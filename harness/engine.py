@@ -1,0 +1,391 @@
+"""The async runner: sends generation requests to a backend with bounded concurrency, an optional rate
+limit, retries with backoff, and a per-request timeout, persisting every answer as it arrives.
+
+Resumption is by key: a request whose key is already in the run's ``samples.jsonl`` is not sent again, so
+rerunning the same command after a crash (even ``kill -9``) sends only what is missing. Failures that
+survive all retries are written to ``errors.jsonl`` and sent again on the next resume; they never abort
+the run, and never count as an (empty) answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrambled_bench.harness.backends._common import one_line
+from scrambled_bench.harness.backends.base import (
+    Backend,
+    BackendError,
+    ContextTooLongError,
+    Generation,
+    GenerationRequest,
+)
+from scrambled_bench.harness.store import RunStore
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.redaction import redact
+
+
+@dataclass
+class EngineSettings:
+    """How requests are sent. ``max_retries`` counts retries after the first attempt."""
+
+    concurrency: int = 8
+    max_rps: float | None = None
+    max_retries: int = 5
+    request_timeout: float = 120.0
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    #: the longest Retry-After honoured; a server asking for more (a spent daily quota, say) would hold a
+    #: slot for that long, so the request is recorded as failed instead and sent again on the next resume
+    max_retry_after: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ScrambledBenchError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.max_rps is not None and self.max_rps <= 0:
+            raise ScrambledBenchError(f"--max-rps must be positive, got {self.max_rps}")
+        if self.max_retries < 0:
+            raise ScrambledBenchError(f"--max-retries must be 0 or more, got {self.max_retries}")
+        if self.request_timeout <= 0:
+            raise ScrambledBenchError(f"--request-timeout must be positive, got {self.request_timeout}")
+        if self.max_retry_after < 0:
+            raise ScrambledBenchError(f"--max-retry-after must be 0 or more, got {self.max_retry_after}")
+
+
+@dataclass
+class EngineStats:
+    """What one call of :func:`run_requests` did. Token totals cover this call's successes only, and
+    only what the backend reported."""
+
+    total: int = 0
+    skipped_existing: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_seconds: float = 0.0
+    #: distinct backend fingerprints seen in replies (e.g. OpenAI ``system_fingerprint``), for config.json
+    fingerprints: list[str] = field(default_factory=list)
+
+
+def backoff_delay(
+    attempt: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random
+) -> float:
+    """Seconds to wait before retry number ``attempt`` (0-based): "full jitter" exponential backoff,
+    uniform in ``[0, min(cap, base * 2**attempt)]``, but never less than the server's Retry-After.
+
+    >>> rng = random.Random(0)
+    >>> 0 <= backoff_delay(3, base=0.5, cap=30, retry_after=None, rng=rng) <= 4.0
+    True
+    >>> backoff_delay(0, base=0.5, cap=30, retry_after=7.0, rng=rng) >= 7.0
+    True
+    """
+    jittered = rng.uniform(0.0, min(cap, base * (2**attempt)))
+    if retry_after is not None:
+        return max(float(retry_after), jittered)
+    return jittered
+
+
+class RateLimiter:
+    """At most ``rate`` acquisitions per second, evenly spaced (requests are admitted, not bunched)."""
+
+    def __init__(self, rate: float):
+        self._interval = 1.0 / rate
+        self._next_slot = 0.0
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next_slot)
+            self._next_slot = slot + self._interval
+        delay = slot - now
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def unique_requests(requests: Sequence[GenerationRequest], model: str) -> dict[str, GenerationRequest]:
+    """Key -> request, keeping the first of identical requests (same model, prompt, chat, settings).
+
+    >>> reqs = [GenerationRequest("a", chat=True), GenerationRequest("a", chat=True), GenerationRequest("b", chat=True)]
+    >>> len(unique_requests(reqs, "m"))
+    2
+    """
+    unique: dict[str, GenerationRequest] = {}
+    for request in requests:
+        unique.setdefault(request.key(model), request)
+    return unique
+
+
+def sample_record(key: str, model: str, request: GenerationRequest, generation: Generation) -> dict[str, Any]:
+    """The ``samples.jsonl`` record of one answer, before the task's own fields (prediction, score...).
+
+    >>> request = GenerationRequest("Recover: Teh cat", chat=True, meta={"id": 7, "config": "rs50"})
+    >>> record = sample_record("k1", "m", request, Generation("The cat", 5, 2, "stop"))
+    >>> [record[f] for f in ("key", "id", "config", "output", "prompt_tokens", "finish_reason")]
+    ['k1', 7, 'rs50', 'The cat', 5, 'stop']
+    """
+    return {
+        "key": key,
+        "model": model,
+        **request.meta,
+        "prompt": request.prompt,
+        "chat": request.chat,
+        "settings": request.settings.as_dict(),
+        "output": generation.text,
+        "prompt_tokens": generation.prompt_tokens,
+        "completion_tokens": generation.completion_tokens,
+        "finish_reason": generation.finish_reason,
+    }
+
+
+class _GroupCommitter:
+    """Writes finished records from a worker thread, all that are waiting with one ``fsync``, so that
+    durable writes neither stall the event loop nor cap throughput at one ``fsync`` per request. A
+    request counts as done only once its record is on disk."""
+
+    def __init__(self, store: RunStore):
+        self._store = store
+        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = asyncio.Queue()
+        self._task = asyncio.create_task(self._run())
+
+    async def commit(self, record: dict[str, Any]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._queue.put((record, done))
+        await done
+
+    async def _run(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await asyncio.to_thread(self._store.append_many, [record for record, _ in batch])
+            except Exception as exc:  # noqa: BLE001 - a full disk, say: every waiting request sees it
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+                continue
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+    async def close(self) -> None:
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+class _Progress:
+    """A rich progress bar with rate, ETA, retries, failures and tokens; silent when disabled."""
+
+    def __init__(self, enabled: bool, total: int, description: str):
+        self.enabled = enabled and total > 0
+        if not self.enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.text import Text
+
+        class RateColumn(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                return Text(
+                    "  -.-- req/s" if speed is None else f"{speed:6.2f} req/s", style="progress.data.speed"
+                )
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=24),
+            MofNCompleteColumn(),
+            RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}"),
+            transient=False,
+        )
+        self._task = self._progress.add_task(description, total=total, status="")
+        self._progress.start()
+
+    def update(self, stats: EngineStats, advance: int = 0) -> None:
+        if not self.enabled:
+            return
+        status = f"retries {stats.retries}  failed {stats.failed}"
+        if stats.prompt_tokens or stats.completion_tokens:
+            status += f"  tokens {stats.prompt_tokens:,} in / {stats.completion_tokens:,} out"
+        self._progress.update(self._task, advance=advance, status=status)
+
+    def close(self) -> None:
+        if self.enabled:
+            self._progress.stop()
+
+
+async def run_requests(
+    backend: Backend,
+    requests: Sequence[GenerationRequest],
+    store: RunStore,
+    settings: EngineSettings,
+    *,
+    on_result: Callable[[GenerationRequest, Generation], dict[str, Any]] | None = None,
+    progress: bool = True,
+) -> EngineStats:
+    """Send every request not yet in ``store`` to ``backend`` and persist each answer as it arrives.
+
+    Identical requests are sent once. Retryable :class:`BackendError`\\ s and timeouts are retried with
+    exponential backoff and full jitter (honouring Retry-After) up to ``settings.max_retries`` times; a
+    request that still fails, or fails in a way retrying cannot fix, goes to ``errors.jsonl`` and the run
+    goes on. ``on_result(request, generation)`` adds the task's fields (parsed prediction, score) to the
+    record before it is written.
+
+    >>> import asyncio, tempfile
+    >>> from scrambled_bench.harness.backends.base import Backend, Generation, GenerationRequest
+    >>> class Echo(Backend):
+    ...     async def health_check(self): return {}
+    ...     async def generate(self, request): return Generation(request.prompt.upper(), 1, 1, "stop")
+    >>> store = RunStore(tempfile.mkdtemp())
+    >>> reqs = [GenerationRequest(p, chat=True, meta={"id": i}) for i, p in enumerate(["a", "b", "a"])]
+    >>> stats = asyncio.run(run_requests(Echo("echo"), reqs, store, EngineSettings(), progress=False))
+    >>> (stats.total, stats.succeeded), sorted(r["output"] for r in store.completed().values())
+    ((2, 2), ['A', 'B'])
+    >>> asyncio.run(run_requests(Echo("echo"), reqs, store, EngineSettings(), progress=False)).skipped_existing
+    2
+    >>> store.close()
+    """
+    started = time.perf_counter()
+    unique = unique_requests(requests, backend.model)
+    done = store.completed()
+    pending = [(key, request) for key, request in unique.items() if key not in done]
+    stats = EngineStats(total=len(unique), skipped_existing=len(unique) - len(pending))
+    if not pending:
+        stats.wall_seconds = time.perf_counter() - started
+        return stats
+
+    limiter = RateLimiter(settings.max_rps) if settings.max_rps else None
+    rng = random.Random()
+    fingerprints: set[str] = set()
+    queue: asyncio.Queue[tuple[str, GenerationRequest]] = asyncio.Queue()
+    for item in pending:
+        queue.put_nowait(item)
+    bar = _Progress(progress, len(pending), f"{backend.kind or 'backend'}:{backend.model}")
+    bar.update(stats)
+    committer = _GroupCommitter(store)
+
+    async def record_failure(
+        key: str, request: GenerationRequest, error_type: str, message: str, attempts: int
+    ) -> None:
+        await asyncio.to_thread(
+            store.record_error,
+            key,
+            error_type=error_type,
+            message=message,
+            attempts=attempts,
+            **_error_context(request),
+        )
+        stats.failed += 1
+
+    async def attempt_once(request: GenerationRequest) -> Generation:
+        if limiter is not None:
+            await limiter.acquire()
+        try:
+            return await asyncio.wait_for(backend.generate(request), timeout=settings.request_timeout)
+        except asyncio.TimeoutError:
+            raise BackendError(f"no answer within {settings.request_timeout:g} s", retryable=True) from None
+
+    async def send(key: str, request: GenerationRequest) -> None:
+        attempt = 0
+        while True:
+            try:
+                generation = await attempt_once(request)
+            except ContextTooLongError as exc:
+                await record_failure(key, request, "context_too_long", str(exc), attempt + 1)
+                return
+            except BackendError as exc:
+                if (
+                    exc.retryable
+                    and exc.retry_after is not None
+                    and exc.retry_after > settings.max_retry_after
+                ):
+                    message = (
+                        f"the server asked to retry after {exc.retry_after:g} s, more than the "
+                        f"{settings.max_retry_after:g} s allowed; left for the next resume ({exc})"
+                    )
+                    await record_failure(key, request, "retry_after_too_long", message, attempt + 1)
+                    return
+                if exc.retryable and attempt < settings.max_retries:
+                    delay = backoff_delay(
+                        attempt,
+                        base=settings.backoff_base,
+                        cap=settings.backoff_max,
+                        retry_after=exc.retry_after,
+                        rng=rng,
+                    )
+                    attempt += 1
+                    stats.retries += 1
+                    bar.update(stats)
+                    await asyncio.sleep(delay)
+                    continue
+                error_type = "retries_exhausted" if exc.retryable else "request_rejected"
+                await record_failure(key, request, error_type, str(exc), attempt + 1)
+                return
+            except ScrambledBenchError:
+                raise  # the run cannot go on (e.g. the model failed to load): one line for the user
+            except Exception as exc:  # noqa: BLE001 - a backend bug must cost one sample, not the whole run
+                message = redact(one_line(f"{exc.__class__.__name__}: {exc}"))
+                await record_failure(key, request, "unexpected_error", message, attempt + 1)
+                return
+            record = sample_record(key, backend.model, request, generation)
+            if on_result is not None:
+                record.update(on_result(request, generation))
+            await committer.commit(record)
+            stats.succeeded += 1
+            stats.prompt_tokens += generation.prompt_tokens or 0
+            stats.completion_tokens += generation.completion_tokens or 0
+            if generation.fingerprint:
+                fingerprints.add(generation.fingerprint)
+            return
+
+    async def worker() -> None:
+        while True:
+            try:
+                key, request = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await send(key, request)
+            bar.update(stats, advance=1)
+
+    # a backend that serves one request at a time (in-process llama.cpp) gets no more in flight: requests
+    # queued inside it would spend their per-request timeout waiting for the others, and time out unsent
+    in_flight = min(settings.concurrency, backend.max_concurrency or settings.concurrency)
+    workers = [asyncio.create_task(worker()) for _ in range(min(in_flight, len(pending)))]
+    try:
+        # the first worker to raise (a bug in on_result, a ScrambledBenchError) stops the others
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    finally:
+        await committer.close()
+        bar.close()
+        stats.fingerprints = sorted(fingerprints)
+        stats.wall_seconds = time.perf_counter() - started
+    return stats
+
+
+def _error_context(request: GenerationRequest) -> dict[str, Any]:
+    """What an ``errors.jsonl`` line carries besides the error, so a report can place it by config."""
+    return {"meta": request.meta, "chat": request.chat, "settings": request.settings.as_dict()}

@@ -1,0 +1,274 @@
+"""Evaluating a model, as a library: settings in, a resumable run folder and its results out.
+
+The pieces, each usable alone: :func:`plan_run` (task configs + dataset rows -> requests per config),
+:func:`dry_run_summary` (what a run would send, and its prompt tokens), :func:`execute_run` (backend +
+engine + results files), and :func:`evaluate_model`, which chains them the way ``scrambled-bench run``
+does::
+
+    from scrambled_bench.harness import RunSettings, evaluate_model
+    results = evaluate_model(RunSettings(suite="quick", limit=2))
+    results["configs"]["scrqa/realtimeqa/rs50"]["accuracy"]["value"]
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.harness.backends.base import Backend, GenerationRequest
+from scrambled_bench.harness.data import BuildProgress, DataSource, resolve_data
+from scrambled_bench.harness.engine import EngineSettings
+from scrambled_bench.harness.settings import RunSettings
+from scrambled_bench.harness.tasks import TaskConfig
+
+#: the estimate --dry-run states when the backend cannot count tokens itself
+CHARS_PER_TOKEN_ESTIMATE = 4.0
+
+
+@dataclass
+class RunPlan:
+    """Everything a run will send, per config, and the settings that define it."""
+
+    configs: list[TaskConfig]
+    requests: dict[TaskConfig, list[GenerationRequest]]
+    data: DataSource
+    settings: RunSettings
+
+    @property
+    def all_requests(self) -> list[GenerationRequest]:
+        return [request for requests in self.requests.values() for request in requests]
+
+
+def plan_requests(
+    configs: Sequence[TaskConfig],
+    data: DataSource,
+    *,
+    seed: int,
+    max_new_tokens: int,
+    chat: bool,
+    limit: int | None,
+) -> dict[TaskConfig, list[GenerationRequest]]:
+    """Each config's requests, built by its task from its dataset config's rows."""
+    return {
+        config: config.definition.requests(
+            config,
+            data.rows(config.data_config),
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+            chat=chat,
+            limit=limit,
+        )
+        for config in configs
+    }
+
+
+def plan_run(
+    settings: RunSettings,
+    *,
+    announce: Callable[[str], None] | None = None,
+    build_progress: BuildProgress | None = None,
+) -> RunPlan:
+    """The configs the settings select, the data they read (built first when missing) and their requests."""
+    from scrambled_bench.harness.suites import default_limit, resolve_configs
+
+    configs = resolve_configs(
+        settings.suite,
+        tasks=settings.tasks,
+        datasets=settings.datasets,
+        types=settings.types,
+        exemplar_rates=settings.exemplar_rates,
+    )
+    limit = settings.limit if settings.limit is not None else default_limit(settings.suite)
+    needed_types = sorted({config.scramble_type for config in configs})
+    source = resolve_data(
+        settings.data,
+        revision=settings.revision,
+        types=needed_types,
+        announce=announce,
+        progress=build_progress,
+    )
+    source.check_configs([config.data_config for config in configs])
+    requests = plan_requests(
+        configs,
+        source,
+        seed=settings.seed,
+        max_new_tokens=settings.max_new_tokens,
+        chat=settings.chat,
+        limit=limit,
+    )
+    return RunPlan(configs, requests, source, settings)
+
+
+def create_run_backend(settings: RunSettings, engine: EngineSettings) -> Backend:
+    """The backend the settings name, with the engine's request timeout for its HTTP client."""
+    from scrambled_bench.harness.backends import create_backend
+
+    return create_backend(
+        settings.backend, **settings.backend_options(), request_timeout=engine.request_timeout
+    )
+
+
+async def resolve_run_dir(settings: RunSettings, backend: Backend, run_dir: Path | None) -> Path:
+    """``run_dir``, else the folder the settings and the backend's model name (reruns resume there).
+
+    A backend that learns its model from the server (tgi without --model) is asked first: two models
+    served at one URL over time must not share a folder."""
+    if run_dir is not None:
+        return Path(run_dir)
+    if not backend.model:
+        await backend.health_check()
+    return settings.run_dir(backend.model)
+
+
+async def _count_prompt_tokens(
+    backend: Backend, requests: Sequence[GenerationRequest]
+) -> tuple[list[int], bool]:
+    """Prompt tokens per request by the backend's tokenizer, else a stated estimate (chars / 4)."""
+    counts: list[int] = []
+    exact = True
+    for request in requests:
+        counted = await backend.count_request_tokens(request) if exact else None
+        if counted is None:
+            exact = False
+            counted = max(1, round(len(request.prompt) / CHARS_PER_TOKEN_ESTIMATE))
+        counts.append(counted)
+    return counts, exact
+
+
+async def dry_run_summary(plan: RunPlan, backend: Backend, done_keys: set[str]) -> list[dict[str, Any]]:
+    """Per config: requests it holds, how many a resume would still send, and their prompt tokens."""
+    from scrambled_bench.harness.engine import unique_requests
+
+    summary = []
+    seen: set[str] = set()
+    for config, requests in plan.requests.items():
+        unique = unique_requests(requests, backend.model)
+        to_send = [r for k, r in unique.items() if k not in done_keys and k not in seen]
+        seen.update(unique)
+        counts, exact = await _count_prompt_tokens(backend, to_send)
+        summary.append(
+            {
+                "config": config.name,
+                "requests": len(requests),
+                "to_send": len(to_send),
+                "prompt_tokens": sum(counts),
+                "exact": exact,
+            }
+        )
+    return summary
+
+
+def done_keys(run_dir: Path) -> set[str]:
+    """Keys already answered in a run folder, read without taking its lock (a dry run writes nothing)."""
+    from scrambled_bench.harness.store import SAMPLES_FILE, parse_lines
+
+    path = Path(run_dir) / SAMPLES_FILE
+    if not path.is_file():
+        return set()
+    records, _ = parse_lines(path.read_bytes())
+    return {record["key"] for record in records}
+
+
+async def execute_run(
+    plan: RunPlan,
+    backend: Backend,
+    run_dir: Path,
+    engine_settings: EngineSettings,
+    *,
+    progress: bool = True,
+    announce: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Health-check, write config.json, send what is missing, write results.json; return the results.
+
+    ``announce()`` is called once the endpoint answered, before anything is sent."""
+    from scrambled_bench.harness.engine import run_requests
+    from scrambled_bench.harness.results import (
+        CONFIG_FILE,
+        RESULTS_FILE,
+        collect_samples,
+        compute_results,
+        environment_info,
+        results_document,
+        write_json,
+    )
+    from scrambled_bench.harness.settings import scrub
+    from scrambled_bench.harness.store import RunStore
+    from scrambled_bench.harness.tasks import on_result
+
+    settings = plan.settings
+    fingerprint = await backend.health_check()
+    store = RunStore(run_dir)
+    if announce is not None:
+        announce()
+    try:
+        run_config = {
+            **environment_info(),
+            "backend": backend.kind,
+            "model": backend.model,
+            "suite": settings.suite,
+            "settings": settings.scrubbed(),
+            "engine": scrub(vars(engine_settings)),
+            "dataset": plan.data.describe(),
+            "fingerprint": scrub(fingerprint),
+            "configs": [config.name for config in plan.configs],
+        }
+        write_json(run_dir / CONFIG_FILE, run_config)
+        stats = await run_requests(
+            backend, plan.all_requests, store, engine_settings, on_result=on_result, progress=progress
+        )
+        if stats.fingerprints:
+            # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
+            run_config["fingerprint"] = {**scrub(fingerprint), "reply_fingerprints": stats.fingerprints}
+            write_json(run_dir / CONFIG_FILE, run_config)
+        collected = collect_samples(plan.requests, store.completed(), store.errors(), backend.model)
+        configs = compute_results(
+            collected,
+            confidence_level=settings.confidence_level,
+            n_resamples=settings.n_resamples,
+            seed=settings.seed,
+        )
+        engine_summary = {
+            "sent": stats.total - stats.skipped_existing,
+            "reused": stats.skipped_existing,
+            "succeeded": stats.succeeded,
+            "failed": stats.failed,
+            "retries": stats.retries,
+            "wall_seconds": round(stats.wall_seconds, 3),
+            "store_warnings": list(store.warnings),
+        }
+        document = results_document(configs, run_config=run_config, engine=engine_summary)
+        write_json(run_dir / RESULTS_FILE, document)
+        return document
+    finally:
+        store.close()
+
+
+def evaluate_model(
+    settings: RunSettings | None = None,
+    *,
+    engine: EngineSettings | None = None,
+    run_dir: str | Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Evaluate a model as ``scrambled-bench run`` does and return the results document (results.json).
+
+    ``settings`` default to the quick suite on the embedded SmolLM2-135M-Instruct; ``run_dir`` defaults
+    to ``runs/<model>-<hash of the settings>``, so calling again with the same settings resumes.
+    """
+    settings = settings or RunSettings()
+    engine = engine or EngineSettings()
+    plan = plan_run(settings)
+    backend = create_run_backend(settings, engine)
+
+    async def go() -> dict[str, Any]:
+        # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
+        try:
+            folder = await resolve_run_dir(settings, backend, Path(run_dir) if run_dir is not None else None)
+            return await execute_run(plan, backend, folder, engine, progress=progress)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
