@@ -281,6 +281,8 @@ _ANSWER_STATEMENT = re.compile(
     # "it is closest to (A)", "the closest answer, which is (E)", "... = 0.4167, which is choice (B)"
     r"|\bclosest(?:\s+(?:answer|option|choice))*(?:\s*,?\s*which)?\s*(?:is|to|would\s+be)\b"
     r"|\bwhich\s+is\s+(?:answer\s+)?(?:choice|option)\b"
+    # "The only choice that is a multiple of 36 is (A) 36.": a choice described, then its letter
+    r"|\b(?:choices?|options?)\b[^.\n]{0,80}?\bis(?=\s+(?:choice\s+|option\s+)?[(\[][A-E][)\]])"
     # "..., so (B).", "Therefore, [C]": a conclusion that is only a letter
     r"|\b(?:so|therefore|thus|hence)\b,?(?=\s*(?:[(\[][A-E][)\]]|\$?\\boxed))"
     r"|\bI(?:\s+would|'d|\s+will|'ll)?\s+(?:go\s+with|choose|pick|select|opt\s+for)"
@@ -298,16 +300,25 @@ _NAMED_LETTER = re.compile(
     r"|(?m:^[ \t]*(?P<line>[A-E])(?:[).:]|[ \t]*$))"
 )
 _NEGATED_BEFORE = re.compile(
-    r"(?:\bnot|n't|\brather\s+than|\binstead\s+of|\bexcept|\bother\s+than|\bunlike|\bnor|\bneither|\bthan)"
+    r"(?:\bnot|n't|\brather\s+than|\binstead\s+of|\bexcept|\bother\s+than|\bunlike|\bnor|\bneither|\bthan"
+    r"|\b(?:neither|nor)\s+(?:does|do|is|are|would))"
     r"\s*(?:(?i:option|choice))?\s*$",
     re.IGNORECASE,
 )
+# Words that keep the last sentence of a worked solution from concluding with the letter it names.
+_DOUBT = re.compile(r"^\s*(?:if|whether|suppose|assuming)\b|\?|\b(?:might|may|could)\s+be\b", re.IGNORECASE)
+_HYPOTHETICAL = re.compile(r"\s*(?:if|suppose|assuming|had)\b", re.IGNORECASE)
 # "Let's check each answer choice:" goes through the choices; it does not state one.
 _NOT_A_STATEMENT_AFTER = re.compile(
     r"\b(?:each|every|all|other|possible|following|these|those)\s*$", re.IGNORECASE
 )
 _NEGATED_AFTER = re.compile(
     r"\s*(?:is|are|seems|would\s+be|can\s+be|must\s+be)\s+(?:not\b|incorrect|wrong|false|unlikely|ruled|eliminated)",
+    re.IGNORECASE,
+)
+# The same after a letter named in passing and its choice's words: "(D) 12 does not work".
+_FAILS_AFTER = re.compile(
+    r"\W{0,3}(?:\w+\W+){0,2}?(?:does\s+not|doesn't|do\s+not|don't|fails?|cannot|can't|won't|isn't|is\s+not)\b",
     re.IGNORECASE,
 )
 # Another answer offered beside the one read: "(A) or (B)", "A, B and C", "Baby formula or (C)".
@@ -382,12 +393,29 @@ class _Choices:
 
 
 def _statements(text: str) -> list[re.Match]:
-    """The statements that commit to an answer in ``text``, in order."""
-    return [
-        match
-        for match in _ANSWER_STATEMENT.finditer(text)
-        if not _NOT_A_STATEMENT_AFTER.search(text, max(0, match.start() - 12), match.start())
-    ]
+    """The statements that commit to an answer in ``text``, in order of where they start.
+
+    They may overlap: in "The closest answer choice to this value is (A)" both "closest ... to" (which
+    reads nothing) and "choice ... is" (which reads A) are statements.
+    """
+    statements = []
+    position = 0
+    while match := _ANSWER_STATEMENT.search(text, position):
+        position = match.start() + 1
+        if _NOT_A_STATEMENT_AFTER.search(text, max(0, match.start() - 12), match.start()):
+            continue
+        window = max(0, match.start() - 300)  # a sentence's start is looked for nearby only
+        starts = [end.end() for end in _SENTENCE_END.finditer(text, window, match.start())]
+        sentence_start = starts[-1] if starts else window
+        end = _SENTENCE_END.search(text, match.end())
+        if end and text[end.start()] == "?":
+            continue  # "Could the answer be (B)?" asks; it does not state
+        if _HYPOTHETICAL.match(text, sentence_start) and re.search(
+            r"\bwould\b", match.group(), re.IGNORECASE
+        ):
+            continue  # "If x were 4, the answer would be (B)."
+        statements.append(match)
+    return statements
 
 
 def _goes_on(tokens: list[str], after: str) -> bool:
@@ -464,8 +492,9 @@ class CarefulReader:
        ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie.
     6. "answer-is": the first statement that commits to an answer, anywhere ("the answer is (C)",
        "Answer: B", "the correct option is D", "I'd go with", "I think it's", "so (B).", "closest to (A)",
-       "which is choice (B)"), followed by a letter form or a choice's text. "Let's check each option:"
-       goes through the choices and commits to none.
+       "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form or a choice's
+       text. Not statements: "Let's check each option:" (goes through the choices), a question ("Could
+       the answer be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
     7. "named-letter": the only letter named unmistakably ("(A)", "[A]", "'A'", "Option A", "A is
        correct", or a letter opening a line of its own); letters ruled out ("not (B)", "(B) is wrong")
        do not count. Two or more: "ambiguous".
@@ -484,8 +513,9 @@ class CarefulReader:
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
     one ("the answer is (C)", "... C", "\\boxed{C}", the choice's text, "The closest answer choice is
     (D)"), "hedge" if that statement hedges; then "boxed": the last ``\\boxed{...}`` holding a letter or a
-    choice's text; then "no-answer". A number that goes on ("the answer is 6 - 2 = 4") is not the choice
-    "6".
+    choice's text; then "named-letter": the one letter the last sentence names and does not rule out
+    ("Since choice (C) works, ...", "... = (A)."); then "no-answer". A number that goes on ("the answer is
+    6 - 2 = 4") is not the choice "6".
 
     Knowingly left unread (no answer rather than a guess): a bare lower-case letter ("b"), part of a
     choice's text ("A restaurant" for "At a restaurant."), a choice mentioned inside a longer explanation
@@ -597,14 +627,7 @@ class CarefulReader:
 
     @staticmethod
     def _named_letter(text: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
-        named: dict[str, int] = {}
-        for match in _NAMED_LETTER.finditer(text):
-            letter = _letter_of(match)
-            if _NEGATED_BEFORE.search(text[max(0, match.start() - 30) : match.start()]):
-                continue
-            if _NEGATED_AFTER.match(text, match.end()):
-                continue
-            named.setdefault(letter, match.end())
+        named = _named_letters(text, choices)
         if not named:
             return None
         valid = [letter for letter in named if letter in choices.valid]
@@ -663,6 +686,12 @@ class CarefulReader:
             if letter:
                 ok = letter in choices.valid
                 return Reading(letter if ok else None, "boxed" if ok else "letter-outside-choices")
+        # "Since choice (C) works, the number of members is 25.": the conclusion names one letter
+        sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", region.strip()) if part.strip()]
+        if sentences and not _DOUBT.search(sentences[-1]):
+            named = set(_named_letters(sentences[-1], choices))
+            if len(named) == 1 and named <= set(choices.valid):
+                return Reading(named.pop(), "named-letter")
         return Reading(None, "no-answer")
 
     # ------------------------------------------------------------ echoes of the prompt
@@ -738,6 +767,28 @@ def _prepare(output: str) -> str:
     text = output.translate(_QUOTES)
     text = _EMPHASISED_LETTER.sub(r"(\2)", text)
     return _MARKDOWN.sub("", text)
+
+
+def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
+    """The letters ``text`` names unmistakably and does not rule out, with where each is first named."""
+    named: dict[str, int] = {}
+    for match in _NAMED_LETTER.finditer(text):
+        letter = _letter_of(match)
+        if _NEGATED_BEFORE.search(text[max(0, match.start() - 30) : match.start()]):
+            continue  # "not (B)", "rather than option C"
+        if _NEGATED_AFTER.match(text, match.end()):
+            continue  # "(A) is wrong"
+        after = text[match.end() :]
+        own = choices.tokens[choices.valid.index(letter)] if letter in choices.valid else []
+        if own and _tokens(after)[: len(own)] == own:
+            after = _words_after(after, len(own))  # the choice's own words may deny something
+        if _FAILS_AFTER.match(after):
+            continue  # "(D) 12 does not work"
+        end = _SENTENCE_END.search(text, match.end())
+        if end and text[end.start()] == "?":
+            continue  # "Could it be (B)?"
+        named.setdefault(letter, match.end())
+    return named
 
 
 def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict: _Verdict) -> Reading | None:

@@ -79,7 +79,16 @@ ZERO_SHOT_RULES = {
 REQUIRED_RULES = {
     "realtimeqa": ZERO_SHOT_RULES | {"ambiguous"},
     "dream": ZERO_SHOT_RULES,
-    "aqua": {"answer-is", "boxed", "hedge", "prompt-echo", "answer-after-echo", "no-answer", "empty"},
+    "aqua": {
+        "answer-is",
+        "boxed",
+        "named-letter",
+        "hedge",
+        "prompt-echo",
+        "answer-after-echo",
+        "no-answer",
+        "empty",
+    },
 }
 
 
@@ -133,6 +142,14 @@ def test_the_last_statement_decides_a_chain_of_thought_and_the_first_a_zero_shot
     text = "First guess: the answer is (A). Checking again, the answer is (C)."
     assert careful.read_choice(text, list("12345"), dataset="aqua").value == "C"
     assert careful.read_choice(text, CHOICES, dataset="realtimeqa").value == "A"
+
+
+def test_questions_and_hypotheses_state_no_answer():
+    five = ["3", "4", "5", "6", "7"]
+    text = "x = 5, so the answer is (C). If x were 4, the answer would be (B)."
+    assert careful.read_choice(text, five, dataset="aqua") == Reading("C", "answer-is")
+    assert careful.read_choice("Could the answer be (B)?", CHOICES, dataset="realtimeqa").value is None
+    assert careful.read_choice("Is it (B)? I am not sure.", CHOICES, dataset="realtimeqa").value is None
 
 
 def test_an_echo_of_another_question_is_not_read_but_an_echo_of_this_one_is():
@@ -341,10 +358,11 @@ def test_where_the_careful_reader_departs_from_the_paper_on_the_released_outputs
 
 # Measured; each is discussed, with examples and who is right, in docs/readers_disagreements.md.
 EXPECTED_DISAGREEMENTS = {
-    ("aqua", "answer-is"): 124,  # "The closest answer choice is (C)": the paper wants "answer is "
+    ("aqua", "answer-is"): 171,  # mostly "The closest answer choice is (C)": the paper wants "answer is "
     ("aqua", "boxed"): 35,  # a final \\boxed{\\textbf{(C)}...} without "answer is"
+    ("aqua", "named-letter"): 16,  # "Since choice (C) works, ...", "... = (A)." at the end
     ("aqua", "answer-after-echo"): 2,  # the question restated, then answered
-    ("aqua", "no-answer"): 3,  # no answer; the paper reads a capital of "Alternatively" and the like
+    ("aqua", "no-answer"): 3,  # no answer given; the paper reads the "A" of "Alan" and the like
     ("dream", "choice-text"): 4,  # "Room 205" for the choice "Room 205."
     ("dream", "leading-letter"): 1,  # "(C)At seven fifty": the paper reads the choice "At seven"
 }
