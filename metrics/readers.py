@@ -618,7 +618,8 @@ class CarefulReader:
                 return Reading(letter, "choice-text")
         return None
 
-    def _first_statement(self, text: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
+    @staticmethod
+    def _first_statement(text: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
         for statement in _statements(text):
             reading = _read_stated(text[statement.end() :], choices, verdict)
             if reading is not None:
@@ -654,9 +655,8 @@ class CarefulReader:
         found: list[tuple[int, int, str]] = []  # (start, end, letter) of each choice's words in the sentence
         for index, tokens in enumerate(choices.tokens):
             for start in range(len(words) - len(tokens) + 1 if tokens else 0):
-                if words[start : start + len(tokens)] == tokens and not _NEGATING & set(
-                    words[max(0, start - 3) : start]
-                ):
+                negated = _NEGATING & set(words[max(0, start - 3) : start])
+                if words[start : start + len(tokens)] == tokens and not negated:
                     found.append((start, start + len(tokens), choices.valid[index]))
         # a choice inside the words of a longer one ("at seven" in "at seven fifty") is not mentioned itself
         found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
