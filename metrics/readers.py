@@ -16,6 +16,7 @@ expressions and compared as text, never evaluated as code (the authors' scorer c
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -326,6 +327,9 @@ _ALTERNATIVE = re.compile(r"(?:\b(?:or|and/or|and|vs\.?|versus|nor)\s+|^\s*[,/]\
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _BOXED = re.compile(r"\\boxed\s*\{")
 _TOKEN = re.compile(r"[^\W_]+")
+# How far after a letter or a statement the reader looks for the words that go with it (a choice's text,
+# "or (B)"): far more than any choice's text, and it keeps reading a long degenerate output linear.
+_NEAR = 400
 # After a number, more of a number or of a calculation: "6 - 2 = 4" does not state the choice "6".
 _GOES_ON = re.compile(r"\s*(?:[-+*/^=:\u00d7\u00f7]|[.,]?\d)")
 # After any choice text, another quantity joined to it: "2 hours and 30 minutes" is not "2 hours".
@@ -367,7 +371,7 @@ class _Choices:
 
         ``None`` when none does, or when two choices spelled alike tie for the longest.
         """
-        words = _tokens(text)
+        words = _tokens(text[:_NEAR])
         matches = sorted(
             (
                 (len(tokens), self.valid[i])
@@ -407,7 +411,7 @@ def _statements(text: str) -> list[re.Match]:
         window = max(0, match.start() - 300)  # a sentence's start is looked for nearby only
         starts = [end.end() for end in _SENTENCE_END.finditer(text, window, match.start())]
         sentence_start = starts[-1] if starts else window
-        end = _SENTENCE_END.search(text, match.end())
+        end = _SENTENCE_END.search(text, match.end(), match.end() + _NEAR)
         if end and text[end.start()] == "?":
             continue  # "Could the answer be (B)?" asks; it does not state
         if _HYPOTHETICAL.match(text, sentence_start) and re.search(
@@ -439,13 +443,17 @@ def _skip_listed_choices(text: str, choices: _Choices) -> str:
 
 def _words_after(text: str, count: int) -> str:
     """``text`` after its first ``count`` words (the words :func:`_tokens` sees)."""
-    matches = list(_TOKEN.finditer(text.translate(_QUOTES)))
-    return text[matches[count - 1].end() :] if count and len(matches) >= count else text
+    if count <= 0:
+        return text
+    words = _TOKEN.finditer(text)  # quote marks are no words, so translating them would change nothing
+    last = next(itertools.islice(words, count - 1, None), None)
+    return text[last.end() :] if last else text
 
 
 def _sentence_rest(text: str) -> str:
-    end = _SENTENCE_END.search(text)
-    return text[: end.start()] if end else text
+    """The rest of the sentence ``text`` goes on with (its first ``_NEAR`` characters at most)."""
+    end = _SENTENCE_END.search(text, 0, _NEAR)
+    return text[: end.start()] if end else text[:_NEAR]
 
 
 def _offers_another(rest: str, letter: str, choices: _Choices) -> bool:
@@ -780,11 +788,11 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
             continue  # "(A) is wrong"
         after = text[match.end() :]
         own = choices.tokens[choices.valid.index(letter)] if letter in choices.valid else []
-        if own and _tokens(after)[: len(own)] == own:
+        if own and _tokens(after[:_NEAR])[: len(own)] == own:
             after = _words_after(after, len(own))  # the choice's own words may deny something
         if _FAILS_AFTER.match(after):
             continue  # "(D) 12 does not work"
-        end = _SENTENCE_END.search(text, match.end())
+        end = _SENTENCE_END.search(text, match.end(), match.end() + _NEAR)
         if end and text[end.start()] == "?":
             continue  # "Could it be (B)?"
         named.setdefault(letter, match.end())
@@ -803,7 +811,7 @@ def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict:
     other = choices.exactly(said)
     if other and other != letter and _tokens(said) != own:
         return Reading(None, "letter-text-conflict")
-    if own and _tokens(after)[: len(own)] == own:
+    if own and _tokens(after[:_NEAR])[: len(own)] == own:
         rest = _words_after(after, len(own))  # "(C) Both A and B": the choice's own words offer nothing else
     if _offers_another(rest, letter, choices):
         verdict.hedged = True
@@ -834,16 +842,16 @@ def _read_stated(after: str, choices: _Choices, verdict: _Verdict) -> Reading | 
 
 
 def _braced(text: str, start: int) -> str:
-    """The text from ``start`` to the brace that closes the one just before it."""
+    """The text from ``start`` to the brace that closes the one just before it (within ``_NEAR``)."""
     depth = 1
-    for position in range(start, len(text)):
+    for position in range(start, min(len(text), start + _NEAR)):
         if text[position] == "{":
             depth += 1
         elif text[position] == "}":
             depth -= 1
             if depth == 0:
                 return text[start:position]
-    return text[start:]
+    return text[start : start + _NEAR]
 
 
 # ---------------------------------------------------------------- ScrRec: the careful reader's side

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -159,6 +160,17 @@ def test_an_echo_of_another_question_is_not_read_but_an_echo_of_this_one_is():
     assert careful.read_choice(other, CHOICES, dataset="realtimeqa") == Reading(None, "prompt-echo")
     cut_off = "Question: Who?\nChoices: (A)Amazon (B)Microsoft (C)Me"
     assert careful.read_choice(cut_off, CHOICES, dataset="realtimeqa") == Reading(None, "prompt-echo")
+
+
+@pytest.mark.parametrize("unit", ["answer is ", "(A) ", "A or ", "\\boxed{", "choice ", "so (B) ", "Note: "])
+def test_a_long_degenerate_output_is_read_in_reasonable_time(unit):
+    """A model stuck in a loop can write tens of thousands of characters; reading must stay near linear."""
+    output = unit * (40_000 // len(unit))
+    started = time.perf_counter()
+    for dataset in ("realtimeqa", "aqua"):
+        careful.read_choice(output, CHOICES, dataset=dataset)
+    careful.read_recovery(output)
+    assert time.perf_counter() - started < 10  # about 0.1-0.8 s on a laptop core; quadratic was 10 s and more
 
 
 def test_model_output_is_never_run_as_code(tmp_path):
