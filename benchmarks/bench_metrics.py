@@ -1,4 +1,5 @@
-"""How long the metric modules take on all the authors' released outputs, and what RapidFuzz buys over a DP.
+"""How long the metric modules take on all the authors' released outputs, what RapidFuzz buys over a DP, and
+what scoring many files in one ``score`` call saves.
 
 Prints figures; asserts nothing about time. Run from a checkout with the developers' data mirror:
 
@@ -8,12 +9,16 @@ or point ``--outputs`` at any folder laid out as the authors' ``output/`` (``--t
 packaged copy of the paper's tables).
 
 1. Scoring everything shipped (30 ScrRec files, 79 ScrQA files): ``scrambled-bench reproduce`` minus the
-   printing, once with the authors' parsed letters and once extracting letters from the raw outputs,
-   split into reading, letter extraction, and metric-module time.
+   printing, with each answer reader (paper, careful) reading the raw outputs, split into reading,
+   answer reading, and metric-module time.
 2. Character Levenshtein distance: RapidFuzz against a plain Python dynamic programme on the same
-   (original, recovered) and (original, scrambled) pairs. The DP runs on a random sample of pairs
-   (``--dp-pairs``, default 300) because on all ~24,000 pairs it would take many minutes; both are
-   checked to agree on every sampled pair.
+   (original, recovered) and (original, scrambled) pairs, and the ``recovery_rate`` module (one
+   ``compute`` per released file, as a user calls it) against both. The DP runs on a random sample of
+   pairs (``--dp-pairs``, default 300) because on all ~24,000 pairs it would take many minutes; both are
+   checked to agree on every sampled pair. Target: the module at least 1000x the DP.
+3. Many files: every released ScrQA file converted to ``score``'s input format, scored by one
+   ``scrambled-bench score FOLDER`` call and by one call per file (on ``--per-file-calls`` files,
+   extrapolated): files per second each way.
 """
 
 from __future__ import annotations
@@ -23,14 +28,16 @@ import gzip
 import json
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
-from scrambled_bench.metrics import answer_extraction, load, paper_reproduction
 
 from scrambled_bench.io import shared_data_dir
+from scrambled_bench.metrics import load, paper_reproduction, readers
 
 
 def python_levenshtein(a: str, b: str) -> int:
@@ -52,7 +59,15 @@ def _timed(function, *args, **kwargs):
     return result, time.perf_counter() - start
 
 
+def _dataset_of(path: Path) -> str:
+    """The dataset a released ScrQA file belongs to, from its folder."""
+    if "few-shot-cot" in path.parts:
+        return "aqua"
+    return "dream" if "DREAM" in str(path) else "realtimeqa"
+
+
 def _recovery_pairs(outputs: Path) -> list[tuple[str, str]]:
+    paper = readers.get_reader("paper")
     pairs = []
     for path in sorted((outputs / "scrambled_rec").rglob("*.jsonl*")):
         opener = gzip.open if path.suffix == ".gz" else open
@@ -60,7 +75,7 @@ def _recovery_pairs(outputs: Path) -> list[tuple[str, str]]:
             for line in handle:
                 row = json.loads(line)
                 original = row["original"].strip()
-                pairs.append((original, answer_extraction.clean_recovered_sentence(row["output"])))
+                pairs.append((original, paper.read_recovery(row["output"]).value))
                 pairs.append((original, row["scrambled"].strip()))
     return pairs
 
@@ -82,36 +97,32 @@ def bench_scoring(outputs: Path, tables: dict, repeats: int, dream_annotations: 
     print(
         f"files: {len(rec_files)} ScrRec, {len(qa_files)} ScrQA; {n_qa} ScrQA rows; reading them all: {reading:.2f} s"
     )
-
-    def extract_all():
-        for path, file_rows in rows.items():
-            paper_reproduction.extracted_answers(file_rows, chain_of_thought="few-shot-cot" in path.parts)
-
-    _, extraction = _timed(extract_all)
-    print(
-        f"extract_choice on every ScrQA output: {extraction:.2f} s ({1e6 * extraction / n_qa:.0f} us per output)"
-    )
-    for answers in ("authors", "extracted"):
+    for reader in readers.READERS:
+        read_answers = paper_reproduction.answer_reader(reader)
+        _, answering = _timed(lambda read=read_answers: [read(r, _dataset_of(p)) for p, r in rows.items()])
+        print(
+            f"the {reader} reader on every ScrQA output: {answering:.2f} s ({1e6 * answering / n_qa:.0f} us each)"
+        )
         times = []
         for _ in range(repeats):
             cells, seconds = _timed(
                 paper_reproduction.reproduce,
                 outputs,
                 tables,
-                answers=answers,
+                reader=reader,
                 dream_annotations=dream_annotations,
             )
             times.append(seconds)
         matching = sum(1 for cell in cells if cell.matches)
         compared = sum(1 for cell in cells if cell.matches is not None)
         print(
-            f"reproduce (answers={answers}): {len(cells)} cells, {matching} of the {compared} in the paper match;"
-            f" median {statistics.median(times):.2f} s over {repeats} runs (reading + extraction + modules)"
+            f"reproduce --parser {reader}: {len(cells)} cells, {matching} of the {compared} in the paper match;"
+            f" median {statistics.median(times):.2f} s over {repeats} runs (reading + answers + modules)"
         )
 
 
 def bench_levenshtein(outputs: Path, dp_pairs: int, seed: int) -> None:
-    print("== character Levenshtein: RapidFuzz vs a plain Python DP")
+    print("== character Levenshtein: RapidFuzz vs a plain Python DP vs the recovery_rate module")
     pairs = _recovery_pairs(outputs)
     _, rapid_all = _timed(lambda: [Levenshtein.distance(a, b) for a, b in pairs])
     mean_length = statistics.mean(len(a) for a, _ in pairs)
@@ -127,7 +138,73 @@ def bench_levenshtein(outputs: Path, dp_pairs: int, seed: int) -> None:
     print(
         f"  RapidFuzz {rapid_sample * 1e3:.2f} ms, Python DP {dp_sample:.2f} s: speed-up x{dp_sample / rapid_sample:,.0f}"
     )
-    print(f"  the DP on all pairs would take about {dp_sample / len(sample) * len(pairs) / 60:.1f} min")
+    dp_all = dp_sample / len(sample) * len(pairs)
+    print(f"  the DP on all pairs would take about {dp_all / 60:.1f} min")
+
+    paper = readers.get_reader("paper")
+    inputs = []
+    for path in sorted((outputs / "scrambled_rec").rglob("*.jsonl*")):
+        rows = paper_reproduction.read_recovery_rows(path)
+        inputs.append(
+            {
+                "predictions": [paper.read_recovery(row["output"]).value for row in rows],
+                "references": [row["original"] for row in rows],
+                "scrambled": [row["scrambled"] for row in rows],
+            }
+        )
+    module = load("recovery_rate")
+    module.compute(**inputs[0])  # the first compute pays one-off costs
+    _, module_all = _timed(lambda: [module.compute(**one) for one in inputs])
+    print(
+        f"recovery_rate module, one compute per file over {len(inputs)} ScrRec files ({len(pairs)} distances): "
+        f"{module_all:.3f} s, x{dp_all / module_all:,.0f} the Python DP (target >= 1000); "
+        f"raw RapidFuzz is x{module_all / rapid_all:.1f} faster than the module"
+    )
+
+
+def _score_inputs(outputs: Path, folder: Path) -> list[Path]:
+    """Every released ScrQA file as ``score`` input (prediction, choices, answer, dataset, id)."""
+    files = []
+    for path in sorted((outputs / "scrambled_qa").rglob("*.jsonl*")):
+        rows = []
+        for index, row in enumerate(paper_reproduction.read_qa_rows(path)):
+            target = row["input"].rsplit("\n\nQuestion: ", 1)[-1]
+            rows.append(
+                {
+                    "id": index,
+                    "prediction": row["output"],
+                    "choices": readers.parse_choices(target),
+                    "answer": row["GT"],
+                    "dataset": _dataset_of(path),
+                }
+            )
+        target_path = folder / f"{len(files):03d}-{paper_reproduction.output_stem(path)}.jsonl"
+        target_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        files.append(target_path)
+    return files
+
+
+def bench_many_files(outputs: Path, per_file_calls: int) -> None:
+    print("== scoring many files: one `score` call for all of them vs one call per file")
+    command = [str(Path(sys.executable).with_name("scrambled-bench")), "score"]
+    with tempfile.TemporaryDirectory() as scratch:
+        files = _score_inputs(outputs, Path(scratch))
+        _, together = _timed(
+            subprocess.run, [*command, scratch, "--task", "qa"], check=True, capture_output=True
+        )
+        sample = files[:per_file_calls]
+        _, apart = _timed(
+            lambda: [
+                subprocess.run([*command, str(f), "--task", "qa"], check=True, capture_output=True)
+                for f in sample
+            ]
+        )
+    per_file = apart / len(sample)
+    print(
+        f"{len(files)} files in one call: {together:.1f} s ({len(files) / together:.1f} files/s); "
+        f"one call per file: {per_file:.2f} s each ({1 / per_file:.2f} files/s, measured on {len(sample)} files); "
+        f"one call is x{per_file * len(files) / together:.0f} faster"
+    )
 
 
 def main() -> None:
@@ -141,17 +218,17 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs of the full scoring (median reported)")
     parser.add_argument("--dp-pairs", type=int, default=300, help="pairs the Python DP is timed on")
+    parser.add_argument("--per-file-calls", type=int, default=8, help="files scored one call each (timed)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     outputs = args.outputs
+    shared = shared_data_dir()
     if outputs is None:
-        shared = shared_data_dir()
         if shared is None:
             sys.exit("give --outputs, or set SCRAMBLED_BENCH_SHARED to the developers' data mirror")
         outputs = shared / "paper_outputs"
     tables = paper_reproduction.load_tables(args.tables)
     dream_annotations = args.dream_annotations
-    shared = shared_data_dir()
     if dream_annotations is None and shared is not None:
         dream_annotations = shared / "sources" / "nlpdata" / "dream" / "annotation"
     if dream_annotations is not None and not dream_annotations.is_dir():
@@ -161,6 +238,7 @@ def main() -> None:
     )
     bench_scoring(outputs, tables, args.repeats, dream_annotations)
     bench_levenshtein(outputs, args.dp_pairs, args.seed)
+    bench_many_files(outputs, args.per_file_calls)
 
 
 if __name__ == "__main__":

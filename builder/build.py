@@ -27,8 +27,8 @@ from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, s
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
-
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.io import creation_mode
 
 DATASET_VERSION = "1.0.0"
 """The dataset's version (tag ``v{version}`` on the Hub); bump it when rows change. See dataset_cards/CHANGELOG.md."""
@@ -300,6 +300,8 @@ def build_dataset(
 
     try:
         tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+        # mkdtemp makes the folder private; the build gets the mode a plain mkdir would (the user's umask)
+        tmp.chmod(creation_mode(folder=True))
     except OSError as exc:
         raise ScrambledBenchError(
             f"cannot write to the output folder {out.parent}: {exc.strerror or exc}"

@@ -19,7 +19,6 @@ from typing import Any
 
 from scrambled_bench.builder.build import CARD_NAME, sha256_file
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
 

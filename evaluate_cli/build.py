@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from scrambled_bench.evaluate_cli.options import (
     DEFAULT_BUILD,
     BuildDirOption,
@@ -14,7 +15,6 @@ from scrambled_bench.evaluate_cli.options import (
     SeedOption,
     TypesOption,
 )
-
 from scrambled_bench.names import split_names
 
 

@@ -98,6 +98,7 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
         )
     out.print(table)
+    _print_reader_changes(document, out)
     totals = document["totals"]
     engine = document["engine"]
     out.print(
@@ -117,9 +118,32 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     out.print(f"results: {run_dir / 'results.json'}")
 
 
+def _print_reader_changes(document: Mapping[str, Any], out: Console) -> None:
+    """Which answer reader read the outputs, and what it took away from recovered sentences, per rule."""
+    from scrambled_bench.metrics.readers import UNCHANGED_RECOVERY_RULES
+
+    reader = document.get("reader", "careful")
+    lines = []
+    for name, entry in document["configs"].items():
+        if "recovery_rate" not in entry:
+            continue
+        changed = {
+            rule: n for rule, n in (entry.get("rules") or {}).items() if rule not in UNCHANGED_RECOVERY_RULES
+        }
+        if changed:
+            listed = ", ".join(f"{rule} {count}" for rule, count in changed.items())
+            lines.append(f"{name}: {sum(changed.values())} of {entry['n_scored']} outputs changed ({listed})")
+    out.print(
+        f"answers read by the {reader} reader" + (":" if lines else "; no recovered sentence needed cleaning")
+    )
+    for line in lines:
+        out.print(f"  {line}")
+
+
 def print_dry_run(summary: Sequence[Mapping[str, Any]], model: str, kind: str, folder: Path) -> None:
     """The requests and prompt tokens a run would send, per config, and whether they were counted or estimated."""
     from rich.table import Table
+
     from scrambled_bench.harness.evaluate import CHARS_PER_TOKEN_ESTIMATE
 
     exact = all(item["exact"] for item in summary)
@@ -200,3 +224,31 @@ def print_cells(cells: Sequence[Any], out: Console) -> None:
     compared = [cell for cell in cells if cell.matches is not None]
     matching = sum(1 for cell in compared if cell.matches)
     out.print(f"{matching} of {len(compared)} cells match the paper to its two printed decimals")
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) -> None:
+    """One line per scored file, in percent (the JSON on stdout keeps the modules' fractions)."""
+    for summary in summaries:
+        if summary["task"] == "recovery":
+            changed = ", ".join(
+                f"{rule} {count}" for rule, count in summary.get("changed_by_rule", {}).items()
+            )
+            out.print(
+                f"{summary['file']}: RR {_percent(summary['recovery_rate'])}, ED {summary['edit_distance']:.2f} "
+                f"over {summary['num_samples']} sentences; reader {summary['reader']}"
+                + (f" changed {changed}" if changed else " changed nothing")
+            )
+            continue
+        parts = [
+            f"{condition} Acc {_percent(scores['accuracy'])} (n={scores['num_samples']}, unparsed {scores['unparsed']})"
+            for condition, scores in summary["conditions"].items()
+        ]
+        for condition, gain in summary.get("relative_performance_gain", {}).items():
+            value = gain["relative_performance_gain"]
+            reason = gain.get("relative_performance_gain_undefined")
+            parts.append(f"{condition} RPG {_percent(value)}" + (f" (undefined: {reason})" if reason else ""))
+        out.print(f"{summary['file']} ({summary['reader']} reader): " + "; ".join(parts))

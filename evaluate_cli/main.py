@@ -21,10 +21,10 @@ import sys
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import typer
-from scrambled_bench.evaluate_cli import build, report, run, score
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli import build, report, run, score
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -74,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         # standalone_mode=False: usage errors come back to us instead of as a multi-line panel
-        result = app(args=argv, prog_name="scrambled-bench", standalone_mode=False)
+        # the command line as typed, for commands that tell the user how to repeat it (resume a run)
+        arguments = list(sys.argv[1:] if argv is None else argv)
+        result = app(
+            args=arguments, prog_name="scrambled-bench", standalone_mode=False, obj={"argv": arguments}
+        )
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:

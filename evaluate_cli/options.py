@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
 from scrambled_bench.builder.scrambler import known_type_names
 from scrambled_bench.harness.backends import BACKENDS
 from scrambled_bench.harness.settings import PROMPT_MODES
 from scrambled_bench.harness.suites import SUITES
+from scrambled_bench.metrics.readers import READERS
 
 
 def choices_enum(name: str, values: list[str]) -> type[Enum]:
@@ -24,6 +26,7 @@ BackendChoice = choices_enum("BackendChoice", list(BACKENDS))
 SuiteChoice = choices_enum("SuiteChoice", list(SUITES))
 PromptModeChoice = choices_enum("PromptModeChoice", list(PROMPT_MODES))
 FormatChoice = choices_enum("FormatChoice", ["markdown", "csv", "html"])
+ParserChoice = choices_enum("ParserChoice", list(READERS))
 
 TYPES_HELP = f"Scramble types, repeated or comma-separated: {known_type_names()}."
 
@@ -39,3 +42,11 @@ ConfidenceLevelOption = Annotated[
 NResamplesOption = Annotated[int, typer.Option("--n-resamples", min=1, help="Bootstrap resamples.")]
 PrivateOption = Annotated[bool, typer.Option("--private", help="Create the Hub repository as private.")]
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+ParserOption = Annotated[
+    ParserChoice,
+    typer.Option(
+        "--parser",
+        help="How answers are read: careful (the default; for your own models) or paper (the authors' exact "
+        "rules, for numbers comparable with the paper's tables).",
+    ),
+]

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from scrambled_bench.evaluate_cli.options import FormatChoice, PrivateOption
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.options import FormatChoice, ParserChoice, PrivateOption
 
 
 def report(
@@ -32,6 +32,14 @@ def report(
         str | None, typer.Option("--push", help="Upload the runs' results as the Hub dataset ORG/REPO.")
     ] = None,
     private: PrivateOption = False,
+    parser: Annotated[
+        ParserChoice | None,
+        typer.Option(
+            "--parser",
+            help="Re-read every run's stored outputs with this answer reader (default: as each run was scored); "
+            "paper for numbers comparable with the paper's tables.",
+        ),
+    ] = None,
 ) -> None:
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
@@ -51,12 +59,15 @@ def report(
         plot_figures,
         push_to_hub,
     )
-
+    from scrambled_bench.harness.report.tables import reread
     from scrambled_bench.hub import check_repo_id
 
     if push is not None:
         check_repo_id(push, "--push")
-    loaded = label_runs([load_run(path) for path in runs])
+    loaded = [load_run(path) for path in runs]
+    if parser is not None:
+        loaded = [reread(run, parser.value) for run in loaded]
+    loaded = label_runs(loaded)
     tables = build_tables(loaded, ci=ci)
     if not tables:
         raise ScrambledBenchError("the runs hold no scored config to report")

@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     BackendChoice,
     ConfidenceLevelOption,
     NResamplesOption,
+    ParserChoice,
+    ParserOption,
     ProgressOption,
     PromptModeChoice,
     SuiteChoice,
@@ -25,14 +29,14 @@ from scrambled_bench.harness.backends import backends_help
 from scrambled_bench.harness.settings import DEFAULT_DATA
 from scrambled_bench.harness.suites import suites_help
 from scrambled_bench.harness.tasks import DATASETS, TASKS
-
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.readers import DEFAULT_READER
 
 #: the backends and suites, listed from their registries under the options of ``run --help``
 EPILOG = "\b\nBackends:\n" + backends_help() + "\n\n\b\nSuites:\n" + suites_help()
 
 
 def run(
+    ctx: typer.Context,
     backend: Annotated[
         BackendChoice, typer.Option("--backend", "-b", help="Where the model runs (backends below).")
     ] = BackendChoice.llama_cpp,
@@ -91,6 +95,13 @@ def run(
         str | None,
         typer.Option("--revision", help="Hub dataset revision (branch, tag or commit) with a Hub --data."),
     ] = None,
+    build_missing: Annotated[
+        bool,
+        typer.Option(
+            "--build-missing",
+            help="Build the datasets into --data when that folder does not exist (the default folder always is).",
+        ),
+    ] = False,
     run_dir: Annotated[
         Path | None,
         typer.Option(
@@ -147,6 +158,7 @@ def run(
             "--prompt-mode", help="chat: the prompt as one user message; completion: the raw prompt."
         ),
     ] = PromptModeChoice.chat,
+    parser: ParserOption = ParserChoice[DEFAULT_READER],
     confidence_level: ConfidenceLevelOption = 0.95,
     n_resamples: NResamplesOption = 1000,
     dry_run: Annotated[
@@ -183,14 +195,11 @@ def run(
     )
     from scrambled_bench.harness.settings import RunSettings
 
-    if not 0 < confidence_level < 1:
-        raise ScrambledBenchError(
-            f"--confidence-level must be between 0 and 1 (exclusive), got {confidence_level}"
-        )
     settings = RunSettings(
         backend=backend.value, model=model, base_url=base_url, provider=provider, api_key=api_key, n_ctx=n_ctx,
         suite=suite.value, tasks=tasks, datasets=datasets, types=types, exemplar_rates=exemplar_rate, limit=limit,
-        seed=seed, max_new_tokens=max_new_tokens, prompt_mode=prompt_mode.value, data=data, revision=revision,
+        seed=seed, max_new_tokens=max_new_tokens, prompt_mode=prompt_mode.value, parser=parser.value, data=data,
+        revision=revision, build_missing=build_missing or None,
         confidence_level=confidence_level, n_resamples=n_resamples,
     )  # fmt: skip
     engine = EngineSettings(
@@ -207,7 +216,7 @@ def run(
         nonlocal folder
         # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
         try:
-            folder = await resolve_run_dir(settings, backend_impl, run_dir)
+            folder = await resolve_run_dir(plan, backend_impl, run_dir)
             if dry_run:
                 summary = await dry_run_summary(plan, backend_impl, done_keys(folder))
                 print_dry_run(summary, backend_impl.model, backend_impl.kind, folder)
@@ -218,6 +227,7 @@ def run(
                 folder,
                 engine,
                 progress=progress,
+                share=run_dir is None,  # the default folders share answers; --run-dir stays apart
                 announce=lambda: err.print(
                     f"run folder: {folder} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)"
                 ),
@@ -225,6 +235,27 @@ def run(
         finally:
             await backend_impl.aclose()
 
-    document = asyncio.run(go())
+    try:
+        document = asyncio.run(go())
+    except KeyboardInterrupt:
+        raise ScrambledBenchError(
+            _interrupted(folder, (ctx.obj or {}).get("argv", [])), exit_code=130
+        ) from None
     if document is not None and folder is not None:
         print_run_summary(document, folder)
+
+
+def _interrupted(folder: Path | None, argv: list[str]) -> str:
+    """What Ctrl-C leaves: how many answers are safe in the run folder, and the command that resumes.
+
+    >>> _interrupted(None, ["run", "--limit", "30"])
+    'interrupted before anything was sent; run it again: scrambled-bench run --limit 30'
+    """
+    import shlex
+
+    from scrambled_bench.harness.evaluate import done_keys
+
+    command = shlex.join(["scrambled-bench", *argv])
+    if folder is None:
+        return f"interrupted before anything was sent; run it again: {command}"
+    return f"interrupted: {len(done_keys(folder))} answer(s) saved in {folder}; resume with: {command}"

@@ -7,26 +7,40 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from scrambled_bench.evaluate_cli.options import NResamplesOption, choices_enum
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.options import NResamplesOption, ParserChoice, ParserOption, choices_enum
+from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER
 
 ScoreTaskChoice = choices_enum("ScoreTaskChoice", ["recovery", "qa"])
-AnswersChoice = choices_enum("AnswersChoice", ["authors", "extracted"])
+DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
 
 
 def score(
-    file: Annotated[Path, typer.Argument(help="JSONL predictions, one row per sample (.gz is read too).")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file."),
+    ],
     task: Annotated[
         ScoreTaskChoice,
         typer.Option(
             "--task",
-            help="recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer[, condition, id]).",
+            help="recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, "
+            "dataset[, condition, id]).",
         ),
     ],
+    parser: ParserOption = ParserChoice[DEFAULT_READER],
+    dataset: Annotated[
+        DatasetChoice | None,
+        typer.Option(
+            "--dataset", help="qa: the dataset of rows without a 'dataset' field (aqua: chain of thought)."
+        ),
+    ] = None,
     details: Annotated[
         Path | None,
-        typer.Option("--details", help="Write one JSONL row per input row with what was parsed from it."),
+        typer.Option(
+            "--details", help="Write one JSONL row per input row: what was read, by which reader and rule."
+        ),
     ] = None,
     confidence_level: Annotated[
         float | None,
@@ -41,13 +55,6 @@ def score(
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Bootstrap seed (same seed, same interval).")
     ] = 0,
-    chain_of_thought: Annotated[
-        bool,
-        typer.Option(
-            "--chain-of-thought",
-            help="qa: read the letter after the last 'answer is' (AQuA-style worked solutions).",
-        ),
-    ] = False,
     first_line: Annotated[
         bool,
         typer.Option(
@@ -56,43 +63,55 @@ def score(
         ),
     ] = False,
 ) -> None:
-    """Score predictions made by any tool; print a JSON summary.
+    """Score predictions made by any tool; print a JSON summary (fractions) on stdout.
 
     Recovery rows carry `prediction`, `original` and `scrambled`; the
-    summary holds the recovery rate (RR) and the mean edit distances.
+    summary holds the recovery rate (RR), the mean edit distances and how
+    many outputs each reader rule changed.
 
-    QA rows carry the raw model text as `prediction`, the `choices` and
-    the gold letter `answer`. The letter is read from the text (never run
-    as code); an answer that cannot be read counts as wrong. Rows that
-    name a `condition` are scored per condition; when an `original` and
-    a `substituted` condition are present, every other condition also
+    QA rows carry the raw model text as `prediction`, the `choices`, the
+    gold letter `answer` and the `dataset` (realtimeqa, dream or aqua; or
+    --dataset for the whole file): the readers' rules differ per dataset,
+    and aqua is read as a chain of thought. The letter is read (never run
+    as code) by the careful reader, or with --parser paper exactly as the
+    paper's authors read it; an answer that cannot be read counts as
+    wrong. Rows that name a `condition` are scored per condition; with an
+    `original` and a `substituted` condition, every other condition also
     gets its relative performance gain (RPG) over the same `id`s.
+
+    Several files (or a folder) are scored in one call: one summary per
+    file on stderr, and on stdout one JSON object per file in a list.
 
     Examples:
 
         scrambled-bench score preds.jsonl --task recovery
 
-        scrambled-bench score answers.jsonl --task qa --details parsed.jsonl
+        scrambled-bench score answers.jsonl --task qa --dataset dream --details parsed.jsonl
 
-        scrambled-bench score answers.jsonl --task qa --confidence-level 0.95
+        scrambled-bench score outputs/ --task qa --parser paper --confidence-level 0.95
     """
-    from scrambled_bench.metrics.score_files import score_qa, score_recovery, write_details
+    from scrambled_bench.evaluate_cli.display import console, print_score_summaries
+    from scrambled_bench.metrics.score_files import score_files, write_details
 
     if confidence_level is not None and not 0 < confidence_level < 1:
         raise ScrambledBenchError(
             f"--confidence-level must be between 0 and 1 (exclusive), got {confidence_level}"
         )
-    if not file.exists():
-        raise ScrambledBenchError(f"{file}: no such file")
-    if file.is_dir():
-        raise ScrambledBenchError(f"{file}: is a folder, not a JSONL file")
-    bootstrap = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
-    if task.value == "recovery":
-        summary, rows = score_recovery(file, first_line=first_line, **bootstrap)
-    else:
-        summary, rows = score_qa(file, chain_of_thought=chain_of_thought, **bootstrap)
+    summaries, rows = score_files(
+        files,
+        task=task.value,
+        reader=parser.value,
+        dataset=dataset.value if dataset is not None else None,
+        first_line=first_line,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     write_details(details, rows)
-    typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+    print_score_summaries(summaries, console(stderr=True))
+    document = dict(summaries[0]) if len(summaries) == 1 else {"reader": parser.value, "files": summaries}
+    document["units"] = "fraction"  # the metric modules' unit; the lines on stderr are in percent
+    typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def reproduce(
@@ -103,19 +122,13 @@ def reproduce(
             help="A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).",
         ),
     ],
+    parser: ParserOption = ParserChoice[DEFAULT_READER],
     tables: Annotated[
         Path | None,
         typer.Option(
             "--tables", help="The paper's tables as JSON (default: the copy shipped in the package)."
         ),
     ] = None,
-    answers: Annotated[
-        AnswersChoice,
-        typer.Option(
-            "--answers",
-            help="ScrQA letters: authors (their parsed pred) or extracted (ours, from the raw outputs).",
-        ),
-    ] = AnswersChoice.authors,
     as_json: Annotated[
         Path | None,
         typer.Option(
@@ -132,31 +145,33 @@ def reproduce(
 ) -> None:
     """Recompute the paper's Tables 1 and 3-8 from released outputs.
 
-    Every model found in the folder is scored with the packaged metric
-    modules and printed beside the paper's numbers: each cell shows the
-    reproduced value, the paper's, and their difference. The authors
+    Every model found in the folder is read from its raw outputs with the
+    answer reader (--parser paper: the authors' own rules, which give
+    their tables exactly; careful: the default) and scored with the
+    packaged metric modules, beside the paper's numbers: each cell shows
+    the reproduced value, the paper's, and their difference. The authors
     publish the outputs of all nineteen models in the output/ folder of
     their repository, in the layout this command reads.
 
     Examples:
 
-        scrambled-bench reproduce --outputs unnatural-error-correction/output
+        scrambled-bench reproduce --outputs unnatural-error-correction/output --parser paper
 
-        scrambled-bench reproduce --outputs out/ --answers extracted --json cells.json
+        scrambled-bench reproduce --outputs out/ --json cells.json
 
         scrambled-bench reproduce --outputs out/ --dream-annotations dream/annotation
     """
     from rich.console import Console
-    from scrambled_bench.evaluate_cli.display import print_cells
-    from scrambled_bench.metrics import paper_reproduction
 
+    from scrambled_bench.evaluate_cli.display import print_cells
     from scrambled_bench.io import atomic_write_text
+    from scrambled_bench.metrics import paper_reproduction
 
     paper_tables = paper_reproduction.load_tables(tables)
     out = Console()
     with out.status("scoring the released outputs with the metric modules"):
         cells = paper_reproduction.reproduce(
-            outputs, paper_tables, answers=answers.value, dream_annotations=dream_annotations
+            outputs, paper_tables, reader=parser.value, dream_annotations=dream_annotations
         )
     print_cells(cells, out)
     if as_json is not None:

@@ -9,7 +9,6 @@ The modules report fractions; results.json keeps the paper's percent.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -29,12 +28,11 @@ class Bootstrap:
         return asdict(self)
 
 
-@functools.cache
 def metric(name: str) -> Any:
-    """The packaged ``evaluate`` module, loaded once per process (loading costs a second or two)."""
-    from scrambled_bench.metrics import load
+    """The packaged ``evaluate`` module, loaded once per process."""
+    from scrambled_bench.metrics import loaded
 
-    return load(name)
+    return loaded(name)
 
 
 def percent(value: Any) -> float | None:

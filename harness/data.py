@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
-
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.settings import DEFAULT_DATA
 from scrambled_bench.hub import is_repo_id
 
 BuildProgress = Callable[[str, int], None]
@@ -36,6 +36,20 @@ class DataSource:
     @property
     def is_local(self) -> bool:
         return self.local_dir is not None
+
+    @property
+    def identity(self) -> str:
+        """What a run records as its data in its identity: a build's manifest hash (the same build at another
+        path is the same data), else the Hub id and revision, else the folder.
+
+        >>> DataSource("org/scrambled_bench", None, revision="v1.0.0").identity
+        'hub:org/scrambled_bench@v1.0.0'
+        """
+        if self.local_dir is not None:
+            if Manifest.exists(self.local_dir):
+                return f"manifest:{Manifest.read(self.local_dir).sha256}"
+            return f"folder:{self.local_dir}"
+        return f"hub:{self.location}@{self.revision or 'main'}"
 
     def describe(self) -> dict[str, Any]:
         """What config.json records about the data: where, which revision, and the build's manifest hash."""
@@ -115,14 +129,16 @@ def resolve_data(
     *,
     revision: str | None,
     types: Sequence[str] = (),
+    build_missing: bool | None = None,
     announce: Callable[[str], None] | None = None,
     progress: BuildProgress | None = None,
 ) -> DataSource:
     """A local build folder (built first when missing) or a Hub dataset id (``owner/name`` + ``revision``).
 
-    A missing build gets every source at the default types plus ``types`` (what this run needs), so a
-    later run of another suite finds its configs in the same folder. ``announce(message)`` is told before
-    a build starts; ``progress`` follows it.
+    A missing folder is built only where that is what was meant: the default folder, or any folder with
+    ``build_missing``; a mistyped path is an error, not a silent new build. The build gets every source at
+    the default types plus ``types`` (what this run needs), so a later run of another suite finds its
+    configs in the same folder. ``announce(message)`` is told before a build starts; ``progress`` follows it.
     """
     path = Path(data).expanduser()
     if path.exists():
@@ -139,11 +155,18 @@ def resolve_data(
         raise ScrambledBenchError(
             f"--revision applies to a Hub dataset id (owner/name), not to the local folder {data}"
         )
-    built = build_missing(path, types, announce=announce, progress=progress)
+    if build_missing is None:
+        build_missing = path.resolve() == Path(DEFAULT_DATA).resolve()
+    if not build_missing:
+        raise ScrambledBenchError(
+            f"--data {data}: no such folder (and not a Hub id owner/name); to build the datasets there, add "
+            "--build-missing"
+        )
+    built = build_into(path, types, announce=announce, progress=progress)
     return DataSource(str(path), built.resolve(), revision, built_now=True)
 
 
-def build_missing(
+def build_into(
     path: Path,
     needed_types: Sequence[str],
     *,

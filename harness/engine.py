@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
 from scrambled_bench.harness.backends.base import (
     Backend,
@@ -25,8 +26,6 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.store import RunStore
-
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.redaction import redact
 
 
@@ -206,6 +205,11 @@ class _Progress:
                     "  -.-- req/s" if speed is None else f"{speed:6.2f} req/s", style="progress.data.speed"
                 )
 
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        if not console.is_terminal:
+            console.width = 200  # a log file gets the whole line, not the first 80 columns of it
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(bar_width=24),
@@ -216,6 +220,7 @@ class _Progress:
             TimeRemainingColumn(),
             TextColumn("{task.fields[status]}"),
             transient=False,
+            console=console,
         )
         self._task = self._progress.add_task(description, total=total, status="")
         self._progress.start()

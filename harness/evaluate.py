@@ -21,7 +21,7 @@ from typing import Any
 from scrambled_bench.harness.backends.base import Backend, GenerationRequest
 from scrambled_bench.harness.data import BuildProgress, DataSource, resolve_data
 from scrambled_bench.harness.engine import EngineSettings
-from scrambled_bench.harness.settings import RunSettings
+from scrambled_bench.harness.settings import DEFAULT_RUNS, RunSettings, identity_hash, run_dir_for
 from scrambled_bench.harness.tasks import TaskConfig
 
 #: the estimate --dry-run states when the backend cannot count tokens itself
@@ -36,10 +36,18 @@ class RunPlan:
     requests: dict[TaskConfig, list[GenerationRequest]]
     data: DataSource
     settings: RunSettings
+    limit: int | None = None
+    """The per-config sample limit in force (``--limit``, else the suite's default)."""
 
     @property
     def all_requests(self) -> list[GenerationRequest]:
         return [request for requests in self.requests.values() for request in requests]
+
+    def identity(self, model: str) -> dict[str, Any]:
+        """Everything that decides which requests are sent and how they are scored (it names the run folder)."""
+        return self.settings.identity(
+            model, configs=[config.name for config in self.configs], limit=self.limit, data=self.data.identity
+        )
 
 
 def plan_requests(
@@ -87,6 +95,7 @@ def plan_run(
         settings.data,
         revision=settings.revision,
         types=needed_types,
+        build_missing=settings.build_missing,
         announce=announce,
         progress=build_progress,
     )
@@ -99,7 +108,7 @@ def plan_run(
         chat=settings.chat,
         limit=limit,
     )
-    return RunPlan(configs, requests, source, settings)
+    return RunPlan(configs, requests, source, settings, limit)
 
 
 def create_run_backend(settings: RunSettings, engine: EngineSettings) -> Backend:
@@ -111,8 +120,10 @@ def create_run_backend(settings: RunSettings, engine: EngineSettings) -> Backend
     )
 
 
-async def resolve_run_dir(settings: RunSettings, backend: Backend, run_dir: Path | None) -> Path:
-    """``run_dir``, else the folder the settings and the backend's model name (reruns resume there).
+async def resolve_run_dir(
+    plan: RunPlan, backend: Backend, run_dir: Path | None, root: Path = DEFAULT_RUNS
+) -> Path:
+    """``run_dir``, else the folder the run's identity names (the same run resumes there).
 
     A backend that learns its model from the server (tgi without --model) is asked first: two models
     served at one URL over time must not share a folder."""
@@ -120,7 +131,7 @@ async def resolve_run_dir(settings: RunSettings, backend: Backend, run_dir: Path
         return Path(run_dir)
     if not backend.model:
         await backend.health_check()
-    return settings.run_dir(backend.model)
+    return run_dir_for(plan.identity(backend.model), root)
 
 
 async def _count_prompt_tokens(
@@ -180,35 +191,48 @@ async def execute_run(
     *,
     progress: bool = True,
     announce: Callable[[], None] | None = None,
+    share: bool = True,
 ) -> dict[str, Any]:
     """Health-check, write config.json, send what is missing, write results.json; return the results.
 
-    ``announce()`` is called once the endpoint answered, before anything is sent."""
+    With ``share``, a request already answered in another run folder beside ``run_dir`` (the same model,
+    prompt and decoding: the same key) is taken from there instead of being sent again. ``announce()`` is
+    called once the endpoint answered, before anything is sent."""
     from scrambled_bench.harness.engine import run_requests
     from scrambled_bench.harness.results import (
         CONFIG_FILE,
         RESULTS_FILE,
+        SCORES_FILE,
         collect_samples,
         compute_results,
         environment_info,
         results_document,
+        score_rows,
         write_json,
+        write_jsonl,
     )
     from scrambled_bench.harness.settings import scrub
-    from scrambled_bench.harness.store import RunStore
-    from scrambled_bench.harness.tasks import on_result
+    from scrambled_bench.harness.store import RunStore, shared_records
+    from scrambled_bench.harness.tasks import result_hook
 
     settings = plan.settings
     fingerprint = await backend.health_check()
+    identity = plan.identity(backend.model)
     store = RunStore(run_dir)
     if announce is not None:
         announce()
     try:
+        # a request answered in another run folder (the same model, prompt and decoding: the same key) is
+        # not sent again: a run with another limit, reader or data path picks up what was already paid for
+        needed = {request.key(backend.model) for request in plan.all_requests}
+        adopted = store.adopt(shared_records(run_dir, needed)) if share else 0
         run_config = {
             **environment_info(),
             "backend": backend.kind,
             "model": backend.model,
             "suite": settings.suite,
+            "run_id": identity_hash(identity),
+            "identity": scrub(identity),
             "settings": settings.scrubbed(),
             "engine": scrub(vars(engine_settings)),
             "dataset": plan.data.describe(),
@@ -217,13 +241,20 @@ async def execute_run(
         }
         write_json(run_dir / CONFIG_FILE, run_config)
         stats = await run_requests(
-            backend, plan.all_requests, store, engine_settings, on_result=on_result, progress=progress
+            backend,
+            plan.all_requests,
+            store,
+            engine_settings,
+            on_result=result_hook(settings.parser),
+            progress=progress,
         )
         if stats.fingerprints:
             # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
             run_config["fingerprint"] = {**scrub(fingerprint), "reply_fingerprints": stats.fingerprints}
             write_json(run_dir / CONFIG_FILE, run_config)
-        collected = collect_samples(plan.requests, store.completed(), store.errors(), backend.model)
+        collected = collect_samples(
+            plan.requests, store.completed(), store.errors(), backend.model, reader=settings.parser
+        )
         configs = compute_results(
             collected,
             confidence_level=settings.confidence_level,
@@ -237,9 +268,13 @@ async def execute_run(
             "failed": stats.failed,
             "retries": stats.retries,
             "wall_seconds": round(stats.wall_seconds, 3),
+            "adopted": adopted,
             "store_warnings": list(store.warnings),
         }
-        document = results_document(configs, run_config=run_config, engine=engine_summary)
+        document = results_document(
+            configs, run_config=run_config, engine=engine_summary, reader=settings.parser
+        )
+        write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
         write_json(run_dir / RESULTS_FILE, document)
         return document
     finally:
@@ -266,8 +301,9 @@ def evaluate_model(
     async def go() -> dict[str, Any]:
         # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
         try:
-            folder = await resolve_run_dir(settings, backend, Path(run_dir) if run_dir is not None else None)
-            return await execute_run(plan, backend, folder, engine, progress=progress)
+            folder = await resolve_run_dir(plan, backend, Path(run_dir) if run_dir is not None else None)
+            # runs in the default folders share answers; a folder of the caller's own choosing stays apart
+            return await execute_run(plan, backend, folder, engine, progress=progress, share=run_dir is None)
         finally:
             await backend.aclose()
 

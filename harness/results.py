@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,11 +25,16 @@ from typing import Any
 from scrambled_bench.harness.aggregate import Bootstrap
 from scrambled_bench.harness.backends.base import GenerationRequest
 from scrambled_bench.harness.tasks import TaskConfig
-
 from scrambled_bench.io import atomic_write_text
+from scrambled_bench.metrics.readers import DEFAULT_READER
 
 RESULTS_FILE = "results.json"
 CONFIG_FILE = "config.json"
+SCORES_FILE = "scores.jsonl"
+"""One line per (config, sample) of results.json: the sample's key in samples.jsonl and its scores. It says
+which samples each config rests on (two configs that sent an identical prompt share one sample), which is
+what re-reading a run with another answer reader, or pairing two runs sample by sample, needs."""
+SCORE_FIELDS = ("prediction", "correct", "unparsed", "edit_distance", "scrambled_edit_distance", "rule")
 RESULTS_SCHEMA = 1
 
 
@@ -47,11 +53,14 @@ def collect_samples(
     completed: Mapping[str, Mapping[str, Any]],
     errors: Mapping[str, Mapping[str, Any]],
     model: str,
+    *,
+    reader: str = DEFAULT_READER,
 ) -> dict[TaskConfig, ConfigSamples]:
     """Join each config's requests with the run folder's records by resume key and score them.
 
     A record is re-scored from its raw ``output`` with the *request's* meta (two configs can send the
-    identical prompt, and then share one record).
+    identical prompt, and then share one record) and the answer ``reader``, so one run's outputs can be
+    read by either reader.
     """
     collected: dict[TaskConfig, ConfigSamples] = {}
     for config, config_requests in requests.items():
@@ -66,7 +75,9 @@ def collect_samples(
                     "output": record.get("output", ""),
                     "prompt_tokens": record.get("prompt_tokens"),
                     "completion_tokens": record.get("completion_tokens"),
-                    **config.definition.score(request.meta, record.get("output", ""), chat=request.chat),
+                    **config.definition.score(
+                        request.meta, record.get("output", ""), chat=request.chat, reader=reader
+                    ),
                 }
                 samples.scored.append(scored)
             elif key in errors:
@@ -77,6 +88,65 @@ def collect_samples(
                 samples.missing += 1
         collected[config] = samples
     return collected
+
+
+def score_rows(collected: Mapping[TaskConfig, ConfigSamples]) -> list[dict[str, Any]]:
+    """The rows of scores.jsonl: every scored sample of every config, in order."""
+    return [
+        {
+            "config": config.name,
+            "id": sample["id"],
+            "key": sample["key"],
+            **{f: sample[f] for f in SCORE_FIELDS if f in sample},
+        }
+        for config, samples in collected.items()
+        for sample in samples.scored
+    ]
+
+
+def rescore(
+    results: Mapping[str, Any],
+    scores: Sequence[Mapping[str, Any]],
+    records: Mapping[str, Mapping[str, Any]],
+    *,
+    reader: str,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A results document re-read with another answer ``reader``, from the run's stored outputs.
+
+    ``scores`` are the rows of scores.jsonl (which samples each config rests on), ``records`` the
+    samples.jsonl records by key; failed and missing requests are carried over as counted.
+    """
+    from collections import defaultdict
+
+    keys: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in scores:
+        keys[row["config"]].append(row)
+    collected: dict[TaskConfig, ConfigSamples] = {}
+    for name, entry in results["configs"].items():
+        config = TaskConfig(
+            entry["task"], entry["dataset"], entry["scramble_type"], entry.get("exemplar_rate")
+        )
+        samples = ConfigSamples(config, missing=entry.get("n_missing", 0))
+        for row in keys[name]:
+            record = records[row["key"]]
+            # a shared sample's record carries the meta of the config that sent it first; only the config differs
+            meta = {**record, "config": name, "scramble_type": config.scramble_type, "key": row["key"]}
+            scored = config.definition.score(
+                meta, record.get("output", ""), chat=record.get("chat", True), reader=reader
+            )
+            samples.scored.append({**meta, **scored})
+        skips = entry.get("n_context_too_long", 0)
+        samples.errors = [{"error_type": "context_too_long"}] * skips + [{"error_type": "error"}] * (
+            entry.get("n_errors", 0) - skips
+        )
+        collected[config] = samples
+    configs = compute_results(
+        collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+    )
+    return {**results, "reader": reader, "totals": _totals(configs), "configs": configs}
 
 
 def _token_summary(samples: Sequence[Mapping[str, Any]], field_name: str) -> dict:
@@ -115,6 +185,8 @@ def compute_results(
             "n_missing": samples.missing,
             "error_rate": (len(samples.errors) / attempted) if attempted else None,
             "unparsed": sum(1 for s in samples.scored if s.get("unparsed")),
+            # which of the reader's rules decided, how often: where the reading was not plain, it shows
+            "rules": dict(sorted(Counter(s["rule"] for s in samples.scored if s.get("rule")).items())),
             "prompt_tokens": _token_summary(samples.scored, "prompt_tokens"),
             "completion_tokens": _token_summary(samples.scored, "completion_tokens"),
         }
@@ -144,14 +216,22 @@ def _add_token_inflation(results: dict[str, Any], collected: Mapping[TaskConfig,
 
 
 def results_document(
-    configs: dict[str, Any], *, run_config: Mapping[str, Any], engine: Mapping[str, Any]
+    configs: dict[str, Any],
+    *,
+    run_config: Mapping[str, Any],
+    engine: Mapping[str, Any],
+    reader: str = DEFAULT_READER,
 ) -> dict:
-    """The whole results.json: who/what/when, then the per-config scores."""
+    """The whole results.json: who/what/when and which answer reader scored it, then the per-config scores."""
     return {
         "schema": RESULTS_SCHEMA,
         "model": run_config.get("model"),
         "backend": run_config.get("backend"),
         "suite": run_config.get("suite"),
+        # the identity of the settings it was computed with: report checks it against config.json's
+        "run_id": run_config.get("run_id"),
+        "limit": (run_config.get("identity") or {}).get("limit"),
+        "reader": reader,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "package_version": run_config.get("package_version"),
         "dataset": run_config.get("dataset"),
@@ -182,6 +262,13 @@ def _totals(configs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 def write_json(path: Path, document: Mapping[str, Any]) -> None:
     """Atomically write a JSON document (readers never see half a results file)."""
     atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Atomically write JSON Lines."""
+    atomic_write_text(
+        path, "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+    )
 
 
 def environment_info() -> dict[str, str]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
-
 from scrambled_bench.redaction import redact
 
 DEFAULT_RUNS = Path("runs")
@@ -23,12 +23,17 @@ DEFAULT_DATA = f"./{DEFAULT_BUILD_DIR}"
 PROMPT_MODES = ("chat", "completion")
 
 
-# what a setting is: part of the run's identity (its folder), an option of the backend, a secret
-IDENTITY = {"identity": True, "backend": False, "secret": False}
-BACKEND_IDENTITY = {"identity": True, "backend": True, "secret": False}
-BACKEND_SECRET = {"identity": False, "backend": True, "secret": True}
-PLAIN = {"identity": False, "backend": False, "secret": False}
-"""Neither: how many samples, how intervals are computed; never part of the folder."""
+# What a setting is. Identity: it changes which requests are sent or how they are scored, so it is part of
+# the run's identity (its folder). Selection: it picks the configs, the sample limit or the data, and enters
+# the identity as what it resolves to (the configs' names, the limit in force, the build's manifest hash),
+# so `--types rs20,kf` and `--types rs20 --types kf`, or the same build at two paths, are the same run.
+# Backend: an option of the backend's config. Secret: never written anywhere.
+IDENTITY = {"identity": True, "selection": False, "backend": False, "secret": False}
+SELECTION = {"identity": False, "selection": True, "backend": False, "secret": False}
+BACKEND_IDENTITY = {"identity": True, "selection": False, "backend": True, "secret": False}
+BACKEND_SECRET = {"identity": False, "selection": False, "backend": True, "secret": True}
+PLAIN = {"identity": False, "selection": False, "backend": False, "secret": False}
+"""Neither: how intervals are computed; recomputed from the samples, never part of the folder."""
 
 
 @dataclass(frozen=True)
@@ -45,19 +50,37 @@ class RunSettings:
     provider: str | None = field(default=None, metadata=BACKEND_IDENTITY)
     api_key: str | None = field(default=None, metadata=BACKEND_SECRET)
     n_ctx: int | None = field(default=None, metadata=BACKEND_IDENTITY)
-    suite: str = field(default="quick", metadata=IDENTITY)
-    tasks: list[str] | None = field(default=None, metadata=IDENTITY)
-    datasets: list[str] | None = field(default=None, metadata=IDENTITY)
-    types: list[str] | None = field(default=None, metadata=IDENTITY)
-    exemplar_rates: list[int] | None = field(default=None, metadata=IDENTITY)
-    limit: int | None = field(default=None, metadata=PLAIN)
+    suite: str = field(default="quick", metadata=SELECTION)
+    tasks: list[str] | None = field(default=None, metadata=SELECTION)
+    datasets: list[str] | None = field(default=None, metadata=SELECTION)
+    types: list[str] | None = field(default=None, metadata=SELECTION)
+    exemplar_rates: list[int] | None = field(default=None, metadata=SELECTION)
+    limit: int | None = field(default=None, metadata=SELECTION)
     seed: int = field(default=0, metadata=IDENTITY)
     max_new_tokens: int = field(default=256, metadata=IDENTITY)
     prompt_mode: str = field(default="chat", metadata=IDENTITY)
-    data: str = field(default=DEFAULT_DATA, metadata=IDENTITY)
-    revision: str | None = field(default=None, metadata=IDENTITY)
+    parser: str = field(default="careful", metadata=IDENTITY)
+    """The answer reader (``careful`` or ``paper``, see ``scrambled_bench.metrics.readers``)."""
+    data: str = field(default=DEFAULT_DATA, metadata=SELECTION)
+    revision: str | None = field(default=None, metadata=SELECTION)
+    build_missing: bool | None = field(default=None, metadata=PLAIN)
+    """Build the data when ``data`` is a folder that does not exist (None: only the default folder)."""
     confidence_level: float = field(default=0.95, metadata=PLAIN)
     n_resamples: int = field(default=1000, metadata=PLAIN)
+
+    def __post_init__(self) -> None:
+        from scrambled_bench.errors import ScrambledBenchError
+        from scrambled_bench.metrics.readers import get_reader
+
+        get_reader(self.parser)
+        if self.prompt_mode not in PROMPT_MODES:
+            raise ScrambledBenchError(
+                f"unknown prompt mode {self.prompt_mode!r}; choose {' or '.join(PROMPT_MODES)}"
+            )
+        if not 0 < self.confidence_level < 1:
+            raise ScrambledBenchError(
+                f"--confidence-level must be between 0 and 1 (exclusive), got {self.confidence_level}"
+            )
 
     @property
     def chat(self) -> bool:
@@ -67,25 +90,41 @@ class RunSettings:
         """The options the backend's config takes, as given (None: not given)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["backend"]}
 
-    def identity(self, model: str) -> dict[str, Any]:
-        """The settings that name the run folder, with the model the backend resolved."""
+    def identity(self, model: str, *, configs: Sequence[str], limit: int | None, data: str) -> dict[str, Any]:
+        """What names the run folder: the identity settings, the model the backend resolved, and what the
+        selection settings resolved to: the configs' names, the sample limit in force and the data's identity
+        (a build's manifest hash, or a Hub id and revision)."""
         identity = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["identity"]}
-        identity["model"] = model
+        identity.update(model=model, configs=list(configs), limit=limit, data=data)
         return identity
 
-    def run_dir(self, model: str, root: Path = DEFAULT_RUNS) -> Path:
-        """``runs/<model-slug>-<hash of the run's identity>``: the same command lands in the same folder.
-
-        >>> RunSettings(backend="openai").run_dir("gpt-4o").name.startswith("gpt-4o-")
-        True
-        """
-        payload = json.dumps(self.identity(model), sort_keys=True, default=str).encode("utf-8")
-        return root / f"{model_slug(model)}-{hashlib.sha256(payload).hexdigest()[:10]}"
+    def selection(self) -> dict[str, Any]:
+        """The selection settings as given (config.json records them beside what they resolved to)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["selection"]}
 
     def scrubbed(self) -> dict[str, Any]:
         """The settings safe to write into config.json: a secret becomes whether it was given, URLs lose
         any credentials."""
         return scrub({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+def identity_hash(identity: Mapping[str, Any]) -> str:
+    """The short hash that names a run folder and marks which settings a results.json was computed with.
+
+    >>> len(identity_hash({"model": "m"}))
+    10
+    """
+    payload = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()[:10]
+
+
+def run_dir_for(identity: Mapping[str, Any], root: Path = DEFAULT_RUNS) -> Path:
+    """``runs/<model-slug>-<hash of the run's identity>``: the same run lands in the same folder.
+
+    >>> run_dir_for({"model": "org/gpt-4o", "seed": 0}).name.startswith("gpt-4o-")
+    True
+    """
+    return Path(root) / f"{model_slug(str(identity['model']))}-{identity_hash(identity)}"
 
 
 SECRET_SETTINGS = frozenset(f.name for f in fields(RunSettings) if f.metadata["secret"]) | {

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.io import atomic_write_text
+from scrambled_bench.io import atomic_write_text, creation_mode
 
 SAMPLES_FILE = "samples.jsonl"
 ERRORS_FILE = "errors.jsonl"
@@ -155,6 +155,12 @@ class RunStore:
                 self._completed.update(fresh)
             return written
 
+    def adopt(self, records: list[dict[str, Any]]) -> int:
+        """Add answers found in other run folders (:func:`shared_records`); returns how many were added. A
+        key hashes the model, prompt and decoding settings, so a record with the same key is the answer to
+        this very request, wherever it was sent from."""
+        return sum(self.append_many(records)) if records else 0
+
     def record_error(self, key: str, *, error_type: str, message: str, **fields: Any) -> None:
         """Persist a request that failed after all its retries; it is re-sent on the next resume."""
         record = {"key": key, "error_type": error_type, "message": message, **fields}
@@ -163,16 +169,23 @@ class RunStore:
             self._errors[key] = record
 
     def close(self) -> None:
-        """Close the files and release the folder lock (also released if the process dies)."""
+        """Close the files and release the folder lock (also released if the process dies); the lock file
+        goes with it, so a finished run folder holds only its results."""
         mutex = getattr(self, "_mutex", None)
         if mutex is None:  # __init__ failed before any file was opened
             return
         with mutex:
-            for name in ("_samples_fd", "_errors_fd", "_lock_fd"):
+            for name in ("_samples_fd", "_errors_fd"):
                 fd = getattr(self, name, None)
                 if fd is not None:
                     os.close(fd)
                     setattr(self, name, None)
+            if getattr(self, "_lock_fd", None) is not None:
+                # removed while still held: a process that opened it meanwhile finds it unlinked when it gets
+                # the lock, and starts over on a new file (see _acquire_lock)
+                (self.run_dir / LOCK_FILE).unlink(missing_ok=True)
+                os.close(self._lock_fd)
+                self._lock_fd = None
 
     def __enter__(self) -> RunStore:
         return self
@@ -190,22 +203,30 @@ class RunStore:
 
     def _acquire_lock(self) -> int:
         lock_path = self.run_dir / LOCK_FILE
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            raise ScrambledBenchError(
-                f"run folder {self.run_dir} is in use by another scrambled-bench process (pid {holder})"
-            ) from None
+        while True:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, creation_mode())
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise ScrambledBenchError(
+                    f"run folder {self.run_dir} is in use by another scrambled-bench process (pid {holder})"
+                ) from None
+            try:
+                current = os.stat(lock_path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == os.fstat(fd).st_ino:
+                break
+            os.close(fd)  # the holder removed this file as it finished: lock the one there now
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         return fd
 
     def _open_append(self, path: Path) -> int:
         try:
-            return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, creation_mode())
         except OSError as exc:
             raise ScrambledBenchError(f"cannot write {path}: {exc.strerror or exc}") from None
 
@@ -261,3 +282,32 @@ class RunStore:
         for record in self._read_valid(path):
             latest[record["key"]] = record
         return latest
+
+
+def shared_records(run_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
+    """Records for ``keys`` that the other run folders beside ``run_dir`` already hold (the first found of
+    each), for :meth:`RunStore.adopt`; a folder being written by another process is read as far as it is
+    whole."""
+    run_dir = Path(run_dir)
+    found: dict[str, dict[str, Any]] = {}
+    parent = run_dir.parent
+    if not keys or not parent.is_dir():
+        return []
+    have = set()
+    if (run_dir / SAMPLES_FILE).is_file():
+        have = {record["key"] for record in parse_lines((run_dir / SAMPLES_FILE).read_bytes())[0]}
+    wanted = keys - have
+    for folder in sorted(parent.iterdir()):
+        samples = folder / SAMPLES_FILE
+        if not wanted or folder.resolve() == run_dir.resolve() or not samples.is_file():
+            continue
+        try:
+            records, _ = parse_lines(samples.read_bytes())
+        except OSError:
+            continue
+        for record in records:
+            key = record["key"]
+            if key in wanted and key not in found:
+                found[key] = {**record, "adopted_from": folder.name}
+        wanted -= set(found)
+    return list(found.values())

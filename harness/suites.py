@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scrambled_bench.builder.scrambler import FAMILIES, type_order
-from scrambled_bench.harness.tasks import DATASETS, TASKS, TaskConfig, check_dataset, configs_from, get_task
-
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.tasks import DATASETS, TASKS, TaskConfig, check_dataset, configs_from, get_task
 from scrambled_bench.names import split_names
 
 SCRREC_TYPES = ("rs20", "rs50", "rs100", "kf", "kfl")

@@ -6,12 +6,14 @@
 
 Each folder ships inside the package as files, so :func:`load` runs the very same scripts a user gets from
 ``evaluate.load("metrics/<name>")`` in a checkout or from the Hub: the CLI and a user's own
-``evaluate.load`` cannot disagree. Plain modules beside them: ``answer_extraction`` (model text to a
-letter or a sentence) and ``paper_reproduction`` (the paper's tables from the authors' outputs).
+``evaluate.load`` cannot disagree. Plain modules beside them: ``readers`` (model text to a letter or a
+sentence: the paper's reader and the careful one), ``score_files`` (``scrambled-bench score``) and
+``paper_reproduction`` (the paper's tables from the authors' outputs).
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +40,13 @@ def load(name: str, **kwargs: Any):
     import evaluate  # heavy (pulls in datasets); only needed once a metric is actually loaded
 
     return evaluate.load(str(metric_path(name)), **kwargs)
+
+
+@functools.cache
+def loaded(name: str) -> Any:
+    """:func:`load` once per process: loading a module costs a second or two, scoring with it milliseconds.
+
+    >>> loaded("edit_distance") is loaded("edit_distance")
+    True
+    """
+    return load(name)

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.metrics import answer_extraction
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import read_json, read_jsonl
+from scrambled_bench.metrics import readers
 
 #: Condition folder of the released outputs -> column key of tables.json.
 CONDITION_COLUMNS = {
@@ -163,43 +161,58 @@ def read_qa_rows(path: Path) -> list[dict[str, Any]]:
     return [row for _, row in read_jsonl(path, required=("input", "output", "GT"))]
 
 
-# ---------------------------------------------------------------- answers: the authors' or ours
+# ---------------------------------------------------------------- answers, read from the raw outputs
+
+AnswerReader = Callable[[Sequence[dict[str, Any]], str], list[str]]
+"""``read_answers(rows, dataset)``: the letter of each row's raw ``output`` ("" when none)."""
 
 
-def authors_answers(rows: Sequence[dict[str, Any]], *, chain_of_thought: bool = False) -> list[str]:
-    """The letters the authors parsed (``pred``; ``pred_strict`` for chain of thought), "" when none."""
-    field = "pred_strict" if chain_of_thought else "pred"
-    return [row.get(field) or "" for row in rows]
+def answer_reader(name: str) -> AnswerReader:
+    """Read the released rows' raw ``output`` with the answer reader ``name`` (``paper`` gives the authors'
+    ``pred``/``pred_strict`` on every row); the choices come from each row's prompt.
+
+    >>> rows = [{"input": "Question: Who?" + chr(10) + "Choices: (A)Ann (B)Bob (C)Cy", "output": " (B)"}]
+    >>> answer_reader("paper")(rows, "dream")
+    ['B']
+    """
+    reader = readers.get_reader(name)
+
+    def read_answers(rows: Sequence[dict[str, Any]], dataset: str) -> list[str]:
+        letters = readers.DATASET_LETTERS[dataset]
+        return [
+            reader.read_choice(
+                row["output"], readers.parse_choices(row["input"]) or list(letters), dataset=dataset
+            ).value
+            or ""
+            for row in rows
+        ]
+
+    return read_answers
 
 
-def extracted_answers(rows: Sequence[dict[str, Any]], *, chain_of_thought: bool = False) -> list[str]:
-    """The letters :func:`answer_extraction.extract_choice` reads from the raw ``output``s, "" when none."""
-    answers = []
-    for row in rows:
-        choices = answer_extraction.parse_choices(row["input"])
-        if not choices:
-            choices = list(answer_extraction.LETTERS)
-        answers.append(
-            answer_extraction.extract_choice(row["output"], choices, chain_of_thought=chain_of_thought) or ""
-        )
-    return answers
+def formula_gain(result: Mapping[str, Any]) -> float | None:
+    """The RPG the paper's formula gives, also where the module calls RPG undefined (the paper printed the
+    ratio, as "< 0" when negative); None where the formula divides by zero.
 
-
-AnswerReader = Callable[..., list[str]]
-ANSWER_READERS: dict[str, AnswerReader] = {"authors": authors_answers, "extracted": extracted_answers}
+    >>> formula_gain({"relative_performance_gain": None, "relative_performance_gain_formula": -0.5})
+    -0.5
+    """
+    value = result.get("relative_performance_gain")
+    return value if value is not None else result.get("relative_performance_gain_formula")
 
 
 # ---------------------------------------------------------------- the tables
 
 
 def reproduce_recovery_table(
-    outputs: Path, setting: str, table: str, tables: dict, metric_loader
+    outputs: Path, setting: str, table: str, tables: dict, metric_loader, reader: str = "paper"
 ) -> list[Cell]:
     """ED and RR of Table 3 (``few-shot``) or 4 (``zero-shot``) for every model in the outputs folder.
 
-    RR comes from the raw ``output`` through :func:`answer_extraction.clean_recovered_sentence`, which
-    makes exactly the authors' ``recovered`` field, so the table is reproduced from what the model wrote.
+    RR comes from the raw ``output`` read by the answer ``reader``; the ``paper`` reader makes exactly the
+    authors' ``recovered`` field, so the table is reproduced from what the model wrote.
     """
+    recover = readers.get_reader(reader).read_recovery
     base = outputs / "scrambled_rec" / "scrambled_realtimeQA" / setting
     recovery = metric_loader("recovery_rate")
     known = known_models(tables)
@@ -211,7 +224,7 @@ def reproduce_recovery_table(
             model = table_model_name(stem, known)
             rows = read_recovery_rows(path)
             result = recovery.compute(
-                predictions=[answer_extraction.clean_recovered_sentence(row["output"]) for row in rows],
+                predictions=[recover(row["output"]).value or "" for row in rows],
                 references=[row["original"] for row in rows],
                 scrambled=[row["scrambled"] for row in rows],
             )
@@ -222,9 +235,13 @@ def reproduce_recovery_table(
 
 
 def _qa_condition_answers(
-    condition_dirs: Sequence[Path], read_answers: AnswerReader, lines_not_counted: dict[int, set[int]]
+    condition_dirs: Sequence[Path],
+    read_answers: AnswerReader,
+    dataset: str,
+    lines_not_counted: dict[int, set[int]],
 ) -> dict[str, dict[str, tuple[list[str], list[str], list[bool]]]]:
-    """model stem -> column -> (answers, gold letters, counted in Acc), several dataset folders concatenated.
+    """model stem -> column -> (answers, gold letters, counted in Acc), several folders of one dataset
+    concatenated.
 
     ``lines_not_counted`` maps a position in ``condition_dirs`` to 1-based file lines that Acc leaves out.
     """
@@ -235,7 +252,7 @@ def _qa_condition_answers(
             for stem, path in _model_files(base / folder).items():
                 numbered = list(read_jsonl(path, required=("input", "output", "GT")))
                 answers, gold, counted = per_model.setdefault(stem, ([], [], []))
-                answers.extend(read_answers([row for _, row in numbered]))
+                answers.extend(read_answers([row for _, row in numbered], dataset))
                 gold.extend(row["GT"] for _, row in numbered)
                 counted.extend(line not in lines_not_counted.get(position, set()) for line, _ in numbered)
         for stem, columns in per_model.items():
@@ -250,6 +267,7 @@ def reproduce_qa_table(
     metric_loader,
     read_answers: AnswerReader,
     *,
+    dataset: str,
     lines_not_counted: dict[int, set[int]] | None = None,
 ) -> list[Cell]:
     """Acc and RPG of Table 5 (RealtimeQA) or 6 (DREAM) for every model with original and substituted files.
@@ -260,7 +278,7 @@ def reproduce_qa_table(
     gain = metric_loader("relative_performance_gain")
     known = known_models(tables)
     cells = []
-    found = _qa_condition_answers(condition_dirs, read_answers, lines_not_counted or {})
+    found = _qa_condition_answers(condition_dirs, read_answers, dataset, lines_not_counted or {})
     for stem, columns in sorted(found.items()):
         if "original" not in columns or "sub" not in columns:
             continue
@@ -292,28 +310,20 @@ def reproduce_qa_table(
                     substituted_predictions=[substituted[i] for i in kept],
                 )
             for metric, value, samples in (
-                ("Acc", _percent(counted_only["accuracy"]), len(kept)),
-                ("RPG", _percent(over_all["relative_performance_gain"]), len(answers)),
+                ("Acc", counted_only["accuracy"], len(kept)),
+                ("RPG", formula_gain(over_all), len(answers)),
             ):
+                if value is None:
+                    continue  # the formula divides by zero: no number to set beside the paper's
+                value = _percent(value)
                 paper, printed = _paper_value(tables, table, model, metric, column)
                 cells.append(Cell(table, model, metric, column, value, paper, printed, samples))
     return cells
 
 
-def accuracy(answers: Sequence[str | None], gold: Sequence[str]) -> float:
-    """Share of answers equal to the gold letter; an unparsed answer (None or "") is wrong.
-
-    >>> accuracy(["A", "", None, "D"], ["A", "B", "C", "C"])
-    0.25
-    """
-    if len(answers) != len(gold) or not gold:
-        raise ScrambledBenchError(
-            f"accuracy needs as many answers as gold letters (>0), got {len(answers)} and {len(gold)}"
-        )
-    return sum(1 for answer, letter in zip(answers, gold) if answer and answer == letter) / len(gold)
-
-
-def reproduce_aqua_table(outputs: Path, tables: dict, read_answers: AnswerReader) -> list[Cell]:
+def reproduce_aqua_table(
+    outputs: Path, tables: dict, metric_loader, read_answers: AnswerReader
+) -> list[Cell]:
     """Table 1: AQuA accuracy, chain-of-thought exemplars scrambled (``demo_random_X%``) and questions scrambled."""
     base = outputs / "scrambled_qa" / "scrambled_AQuA" / "few-shot-cot"
     table = "table1_aqua_fewshot_cot_acc"
@@ -328,9 +338,10 @@ def reproduce_aqua_table(outputs: Path, tables: dict, read_answers: AnswerReader
             )
             for stem, path in _model_files(folder).items():
                 rows = read_qa_rows(path)
-                value = _percent(
-                    accuracy(read_answers(rows, chain_of_thought=True), [row["GT"] for row in rows])
+                scores = metric_loader("relative_performance_gain").compute(
+                    predictions=read_answers(rows, "aqua"), references=[row["GT"] for row in rows]
                 )
+                value = _percent(scores["accuracy"])
                 model = table_model_name(stem, known)
                 paper, printed = _paper_value(
                     tables, table, model, f"question_rs{question}", f"exemplars_rs{exemplars}"
@@ -419,6 +430,7 @@ def reproduce_dream_category_tables(
     found = _qa_condition_answers(
         [qa / "scrambled_DREAM_test" / "zero-shot", qa / "scrambled_DREAM_dev" / "zero-shot"],
         read_answers,
+        "dream",
         {0: {DREAM_TEST_LINE_NOT_COUNTED}},
     )
     if not found:
@@ -468,11 +480,13 @@ def reproduce_dream_category_tables(
                     )
                 )
                 for table, metric, value, samples in (
-                    (acc_table, "Acc", _percent(acc_result["accuracy"]), len(acc_rows)),
-                    (rpg_table, "RPG", _percent(rpg_result["relative_performance_gain"]), len(rpg_rows)),
+                    (acc_table, "Acc", acc_result["accuracy"], len(acc_rows)),
+                    (rpg_table, "RPG", formula_gain(rpg_result), len(rpg_rows)),
                 ):
+                    if value is None:
+                        continue  # the formula divides by zero: no number to set beside the paper's
                     paper, printed = _paper_value(tables, table, model, name, column)
-                    cells.append(Cell(table, model, name, column, value, paper, printed, samples))
+                    cells.append(Cell(table, model, name, column, _percent(value), paper, printed, samples))
     return cells
 
 
@@ -484,41 +498,39 @@ def load_tables(path: str | os.PathLike[str] | None = None) -> dict:
     return tables
 
 
-@cache
 def _packaged_metric(name: str):
-    from scrambled_bench.metrics import load
+    from scrambled_bench.metrics import loaded
 
-    return load(name)
+    return loaded(name)
 
 
 def reproduce(
     outputs: str | os.PathLike[str],
     tables: dict,
     *,
-    answers: str = "authors",
+    reader: str = readers.DEFAULT_READER,
     dream_annotations: str | os.PathLike[str] | None = None,
     metric_loader=_packaged_metric,
 ) -> list[Cell]:
     """Every cell of Tables 1 and 3-6 that the outputs folder holds models for; 7 and 8 with ``dream_annotations``.
 
-    ``answers`` picks the ScrQA letters: ``"authors"`` (their parsed ``pred``; reproduces the tables) or
-    ``"extracted"`` (:func:`answer_extraction.extract_choice` on the raw outputs). ``dream_annotations``
-    is DREAM's ``annotation/`` folder (github.com/nlpdata/dream), which holds the question categories.
+    Every answer is read from the raw ``output`` by the answer ``reader``: ``"paper"`` applies the authors'
+    own rules and gives their tables; ``"careful"`` reads as :class:`readers.CarefulReader` does.
+    ``dream_annotations`` is DREAM's ``annotation/`` folder (github.com/nlpdata/dream), which holds the
+    question categories.
     """
     outputs = Path(outputs)
     if not outputs.is_dir():
         raise ScrambledBenchError(f"--outputs {outputs}: not a folder")
-    if answers not in ANSWER_READERS:
-        raise ScrambledBenchError(f"unknown answers source {answers!r}; choose authors or extracted")
-    read_answers = ANSWER_READERS[answers]
+    read_answers = answer_reader(reader)
     qa = outputs / "scrambled_qa"
     cells = [
-        *reproduce_aqua_table(outputs, tables, read_answers),
+        *reproduce_aqua_table(outputs, tables, metric_loader, read_answers),
         *reproduce_recovery_table(
-            outputs, "few-shot", "table3_scrrec_realtimeqa_fewshot", tables, metric_loader
+            outputs, "few-shot", "table3_scrrec_realtimeqa_fewshot", tables, metric_loader, reader
         ),
         *reproduce_recovery_table(
-            outputs, "zero-shot", "table4_scrrec_realtimeqa_zeroshot", tables, metric_loader
+            outputs, "zero-shot", "table4_scrrec_realtimeqa_zeroshot", tables, metric_loader, reader
         ),
         *reproduce_qa_table(
             [qa / "scrambled_realtimeQA" / "zero-shot"],
@@ -526,6 +538,7 @@ def reproduce(
             tables,
             metric_loader,
             read_answers,
+            dataset="realtimeqa",
         ),
         *reproduce_qa_table(
             [qa / "scrambled_DREAM_test" / "zero-shot", qa / "scrambled_DREAM_dev" / "zero-shot"],
@@ -533,6 +546,7 @@ def reproduce(
             tables,
             metric_loader,
             read_answers,
+            dataset="dream",
             lines_not_counted={0: {DREAM_TEST_LINE_NOT_COUNTED}},
         ),
     ]

@@ -22,9 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 
-LETTERS = "ABCDE"
+#: Recovery rules that take nothing away but surrounding whitespace: the output was the sentence as it is.
+UNCHANGED_RECOVERY_RULES = frozenset({"plain", "paper-strip", "empty"})
 
 #: The letters the paper's prompts offer per dataset (RealtimeQA "among A through D", DREAM "A through C",
 #: AQuA five choices); the paper's parser looks for exactly these.

@@ -1,25 +1,63 @@
 """Scoring prediction files made by any tool (``scrambled-bench score``): JSON Lines rows in, a summary of
 the paper's scores and one detail row per input row out.
 
-Rows are read and checked here (one-line errors naming the file, line and field); the letters and
-sentences are read by ``answer_extraction`` and every number comes from the packaged metric modules, the
-files a user's ``evaluate.load("metrics/<name>")`` runs, so ``score``, ``run`` and a user's own scoring
-cannot disagree.
+Rows are read and checked here (one-line errors naming the file, line and field); letters and sentences are
+read by an answer reader (:mod:`scrambled_bench.metrics.readers`: ``careful`` or ``paper``), per row's
+dataset because the paper's rules differ per dataset; every number comes from the packaged metric modules,
+the files a user's ``evaluate.load("metrics/<name>")`` runs, loaded once however many files are scored.
+Scores are fractions here (the modules' unit); the CLI prints percent for people.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER, get_reader
 
 TASKS = ("recovery", "qa")
 ORIGINAL = "original"
 SUBSTITUTED = ("substituted", "sub")
 NO_CONDITION = "all"
+SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def prediction_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files to score: each file given, and every ``.jsonl``/``.jsonl.gz`` inside a folder given
+    (sorted, not recursive). A path that does not exist, or a folder with no such file, is an error.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.jsonl", "a.jsonl.gz", "notes.txt"):
+    ...     _ = (folder / name).write_text("")
+    >>> [p.name for p in prediction_files([folder])]
+    ['a.jsonl.gz', 'b.jsonl']
+    """
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise ScrambledBenchError(f"{path}: no such file")
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(SUFFIXES))
+            if not found:
+                raise ScrambledBenchError(f"{path}: is a folder with no .jsonl or .jsonl.gz file to score")
+            files.extend(found)
+        else:
+            files.append(path)
+    if not files:
+        raise ScrambledBenchError("no prediction files given")
+    return files
+
+
+def _metric(name: str) -> Any:
+    from scrambled_bench.metrics import loaded
+
+    return loaded(name)
 
 
 def _bootstrap_kwargs(confidence_level: float | None, n_resamples: int, seed: int) -> dict[str, Any]:
@@ -29,7 +67,7 @@ def _bootstrap_kwargs(confidence_level: float | None, n_resamples: int, seed: in
 
 
 def _compute(metric: Any, where: str, **inputs: Any) -> dict[str, Any]:
-    """``metric.compute`` with its one-line ``ValueError`` (undefined score, bad value) turned into ours."""
+    """``metric.compute`` with its one-line ``ValueError`` (bad value, nothing scrambled) turned into ours."""
     try:
         return metric.compute(**inputs)
     except ValueError as exc:
@@ -63,29 +101,46 @@ def recovery_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def qa_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a QA predictions file, checked: raw ``prediction``, ``choices`` list, gold letter ``answer``.
+def _dataset_of(path: Path, line: int, row: Mapping[str, Any], dataset: str | None) -> str:
+    """The row's dataset (its ``dataset`` field, else the one given for the whole file), checked."""
+    value = row.get("dataset", dataset)
+    if value is None:
+        raise ScrambledBenchError(
+            f"{path}:{line}: field 'dataset' is missing: the readers' rules differ per dataset; add it to the row "
+            f"or pass --dataset {'|'.join(DATASET_LETTERS)}"
+        )
+    if value not in DATASET_LETTERS:
+        raise ScrambledBenchError(
+            f"{path}:{line}: field 'dataset' must be one of {', '.join(DATASET_LETTERS)}, got {json.dumps(value)[:60]}"
+        )
+    return value
+
+
+def qa_rows(path: Path, *, dataset: str | None = None) -> list[dict[str, Any]]:
+    """The rows of a QA predictions file, checked: raw ``prediction``, ``choices`` list, gold letter ``answer``,
+    and the dataset (a ``dataset`` field, else ``dataset`` for the whole file).
 
     ``condition`` (default ``all``) must be a string; ``id`` is kept for pairing conditions.
     """
-    from scrambled_bench.metrics.answer_extraction import LETTERS
-
     from scrambled_bench.io import read_jsonl
 
     rows = []
     for line, row in read_jsonl(path, required=("prediction", "choices", "answer")):
         prediction = _string_field(path, line, row, "prediction")
+        row_dataset = _dataset_of(path, line, row, dataset)
+        letters = DATASET_LETTERS[row_dataset]
         choices = row["choices"]
         if (
             not isinstance(choices, list)
-            or not 1 <= len(choices) <= len(LETTERS)
+            or not 1 <= len(choices) <= len(letters)
             or not all(isinstance(choice, str) for choice in choices)
         ):
             raise ScrambledBenchError(
-                f"{path}:{line}: field 'choices' must be a list of 1 to {len(LETTERS)} strings, got {json.dumps(choices)[:60]}"
+                f"{path}:{line}: field 'choices' must be a list of 1 to {len(letters)} strings for {row_dataset}, "
+                f"got {json.dumps(choices)[:60]}"
             )
         answer = row["answer"]
-        valid = LETTERS[: len(choices)]
+        valid = letters[: len(choices)]
         # one letter: `in` on the letter string would also accept "" and "AB"
         if not isinstance(answer, str) or len(answer) != 1 or answer not in valid:
             raise ScrambledBenchError(
@@ -107,6 +162,7 @@ def qa_rows(path: Path) -> list[dict[str, Any]]:
                 "line": line,
                 "id": identifier,
                 "condition": condition,
+                "dataset": row_dataset,
                 "prediction": prediction,
                 "choices": choices,
                 "answer": answer,
@@ -130,37 +186,66 @@ def write_details(path: Path | None, details: Sequence[Mapping[str, Any]]) -> No
 
 
 def score_recovery(
-    path: Path, *, first_line: bool, confidence_level: float | None, n_resamples: int, seed: int
+    path: Path,
+    *,
+    reader: str = DEFAULT_READER,
+    first_line: bool = False,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The recovery summary (RR, mean ED) of a predictions file, and one detail row per input row."""
+    """The recovery summary (RR, mean ED) of a predictions file, and one detail row per input row.
+
+    ``first_line`` keeps only each prediction's first line (models not stopped at a newline); the reader
+    then strips what is not the sentence (the paper's: a trailing "Scrambled sentence:"; careful: also
+    preambles, quotes, code fences and notes). ``rules`` counts how many outputs each rule changed.
+    """
     from rapidfuzz.distance import Levenshtein
-    from scrambled_bench.metrics import load
-    from scrambled_bench.metrics.answer_extraction import clean_recovered_sentence
 
     rows = recovery_rows(path)
-    recovered = [clean_recovered_sentence(row["prediction"], first_line=first_line) for row in rows]
+    recovery = get_reader(reader)
+    readings = []
+    for row in rows:
+        text = row["prediction"].strip().split("\n", 1)[0] if first_line else row["prediction"]
+        readings.append(recovery.read_recovery(text))
+    recovered = [(reading.value or "").strip() for reading in readings]
     result = _compute(
-        load("recovery_rate"),
+        _metric("recovery_rate"),
         str(path),
         predictions=recovered,
         references=[row["original"] for row in rows],
         scrambled=[row["scrambled"] for row in rows],
         **_bootstrap_kwargs(confidence_level, n_resamples, seed),
     )
+    changed = Counter(
+        reading.rule
+        for reading, row, text in zip(readings, rows, recovered)
+        if text != row["prediction"].strip()
+    )
     details = [
         {
+            "file": str(path),
             "line": row["line"],
             "id": row["id"],
             "recovered": sentence,
+            "reader": reader,
+            "rule": reading.rule,
             # the same distance the module sums: character Levenshtein on the whitespace-stripped strings
             "edit_distance": Levenshtein.distance(row["original"].strip(), sentence.strip()),
             "scrambled_edit_distance": Levenshtein.distance(
                 row["original"].strip(), row["scrambled"].strip()
             ),
         }
-        for row, sentence in zip(rows, recovered)
+        for row, sentence, reading in zip(rows, recovered, readings)
     ]
-    return {"task": "recovery", "file": str(path), **result}, details
+    summary = {
+        "task": "recovery",
+        "file": str(path),
+        "reader": reader,
+        **result,
+        "changed_by_rule": dict(changed),
+    }
+    return summary, details
 
 
 def _is_original(condition: str) -> bool:
@@ -188,21 +273,27 @@ def _by_id(path: Path, rows: Sequence[Mapping[str, Any]], condition: str) -> dic
 
 
 def score_qa(
-    path: Path, *, chain_of_thought: bool, confidence_level: float | None, n_resamples: int, seed: int
+    path: Path,
+    *,
+    reader: str = DEFAULT_READER,
+    dataset: str | None = None,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Accuracy per condition and RPG per scrambled condition of a QA predictions file, plus detail rows.
 
     Rows are grouped by ``condition``; when an ``original`` and a ``substituted`` (or ``sub``) condition are
     present, every other condition gets an RPG over the ids it shares with both (all of its ids must be
-    in both, or the file is refused: a silently smaller sample would not be the paper's RPG).
+    in both, or the file is refused: a silently smaller sample would not be the paper's RPG). Where RPG is
+    undefined the module says so (None, with the reason), as in a run's results.json.
     """
-    from scrambled_bench.metrics import load
-    from scrambled_bench.metrics.answer_extraction import extract_choice
-
-    rows = qa_rows(path)
+    rows = qa_rows(path, dataset=dataset)
+    choice_reader = get_reader(reader)
     for row in rows:
-        row["parsed"] = extract_choice(row["prediction"], row["choices"], chain_of_thought=chain_of_thought)
-    gain = load("relative_performance_gain")
+        reading = choice_reader.read_choice(row["prediction"], row["choices"], dataset=row["dataset"])
+        row["parsed"], row["rule"] = reading.value, reading.rule
+    gain = _metric("relative_performance_gain")
     bootstrap = _bootstrap_kwargs(confidence_level, n_resamples, seed)
 
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -219,14 +310,11 @@ def score_qa(
             references=[row["answer"] for row in members],
             **bootstrap,
         )
-        summary = {
-            "accuracy": result["accuracy"],
-            "num_samples": result["num_samples"],
-            "unanswered": result["unanswered"],
+        conditions[condition] = {
+            key: result[key] for key in ("accuracy", "accuracy_ci", "num_samples") if key in result
         }
-        if "accuracy_ci" in result:
-            summary["accuracy_ci"] = result["accuracy_ci"]
-        conditions[condition] = summary
+        # the module's "unanswered" is what run, report and every table call "unparsed"
+        conditions[condition]["unparsed"] = result["unanswered"]
 
     originals = [condition for condition in groups if _is_original(condition)]
     substituted = [condition for condition in groups if _is_substituted(condition)]
@@ -269,10 +357,14 @@ def score_qa(
             )
     details = [
         {
+            "file": str(path),
             "line": row["line"],
             "id": row["id"],
             "condition": row["condition"],
+            "dataset": row["dataset"],
             "parsed": row["parsed"],
+            "reader": reader,
+            "rule": row["rule"],
             "answer": row["answer"],
             "correct": row["parsed"] == row["answer"],
         }
@@ -281,9 +373,39 @@ def score_qa(
     summary: dict[str, Any] = {
         "task": "qa",
         "file": str(path),
-        "chain_of_thought": chain_of_thought,
+        "reader": reader,
+        "datasets": sorted({row["dataset"] for row in rows}),
         "conditions": conditions,
+        "rules": dict(sorted(Counter(row["rule"] for row in rows).items())),
     }
     if gains:
         summary["relative_performance_gain"] = gains
     return summary, details
+
+
+def score_files(
+    paths: Iterable[str | Path],
+    *,
+    task: str,
+    reader: str = DEFAULT_READER,
+    dataset: str | None = None,
+    first_line: bool = False,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every file's summary and all their detail rows; the metric modules are loaded once for all files.
+    Any bad file stops everything with its one-line error (nothing is written by this function)."""
+    if task not in TASKS:
+        raise ScrambledBenchError(f"unknown task {task!r}; choose {' or '.join(TASKS)}")
+    get_reader(reader)
+    bootstrap = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
+    summaries, details = [], []
+    for path in prediction_files(paths):
+        if task == "recovery":
+            summary, rows = score_recovery(path, reader=reader, first_line=first_line, **bootstrap)
+        else:
+            summary, rows = score_qa(path, reader=reader, dataset=dataset, **bootstrap)
+        summaries.append(summary)
+        details.extend(rows)
+    return summaries, details

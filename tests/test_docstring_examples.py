@@ -36,7 +36,7 @@ def test_the_walk_finds_every_part_of_the_package():
     for expected in (
         "scrambled_bench.builder.scrambler",
         "scrambled_bench.builder.sources.dream",
-        "scrambled_bench.metrics.answer_extraction",
+        "scrambled_bench.metrics.readers",
         "scrambled_bench.harness.engine",
         "scrambled_bench.harness.backends.base",
         "scrambled_bench.io",

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 from scrambled_bench.builder.sources.common import SourceData, SourceInfo, SourceRecord, line_error
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
-
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 

@@ -25,7 +25,6 @@ from scrambled_bench.builder.sources.common import (
     line_error,
 )
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
-
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import parse_jsonl_lines

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends.base import Backend, BackendConfig
 from scrambled_bench.harness.backends.inference_providers import InferenceProvidersBackend
 from scrambled_bench.harness.backends.llama_cpp import LlamaCppBackend
 from scrambled_bench.harness.backends.openai_compatible import OpenAICompatibleBackend
 from scrambled_bench.harness.backends.tgi import TGIBackend
 from scrambled_bench.harness.backends.transformers_local import TransformersBackend
-
-from scrambled_bench.errors import ScrambledBenchError
 
 BACKENDS: dict[str, type[Backend]] = {
     backend.kind: backend

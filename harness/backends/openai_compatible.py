@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from pydantic import Field, field_validator
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
     error_for_status,
     one_line,
@@ -26,8 +28,6 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import openai_parameters
-
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.redaction import redact
 
 #: sent when neither --api-key nor OPENAI_API_KEY is set: local servers need none, the client needs one

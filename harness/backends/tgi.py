@@ -12,6 +12,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
     error_for_status,
     one_line,
@@ -26,8 +28,6 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import chat_completion_parameters, text_generation_parameters
-
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.redaction import redact
 
 HEALTH_TIMEOUT_SECONDS = 10.0

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends.base import (
     Backend,
     BackendConfig,
@@ -27,8 +29,6 @@ from scrambled_bench.harness.backends.base import (
     GenerationSettings,
 )
 from scrambled_bench.harness.backends.decoding import transformers_parameters
-
-from scrambled_bench.errors import ScrambledBenchError
 
 #: how long the batcher waits for more requests to join a batch that is not full yet
 BATCH_WINDOW_SECONDS = 0.02

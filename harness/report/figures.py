@@ -233,6 +233,7 @@ def category_figure(task: Task, dataset: str, runs: Sequence[Run]) -> Any:
     """RPG by question category (the paper's Figure 4): grouped bars per scramble type, a panel per run;
     an undefined RPG is a gap (never a bar of height 0, which would read as "no gain"), noted below."""
     import matplotlib.pyplot as plt
+
     from scrambled_bench.harness.tasks.base import RPG
 
     anchors = set(getattr(task, "anchors", ()))

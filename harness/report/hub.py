@@ -9,7 +9,6 @@ from typing import Any
 
 from scrambled_bench.harness.report.render import render_markdown
 from scrambled_bench.harness.report.tables import Run, build_tables
-
 from scrambled_bench.hub import check_repo_id, hub_error
 
 SCORES = ("edit_distance", "recovery_rate", "accuracy", "relative_performance_gain")

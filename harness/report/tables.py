@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
-from scrambled_bench.harness.tasks import TASKS, Task
-
 from scrambled_bench.errors import ScrambledBenchError
-
-RESULTS_FILE = "results.json"
-CONFIG_FILE = "config.json"
+from scrambled_bench.harness.results import CONFIG_FILE, RESULTS_FILE, SCORES_FILE
+from scrambled_bench.harness.tasks import TASKS, Task
 
 
 @dataclass
@@ -75,7 +72,48 @@ def load_run(path: Path) -> Run:
         raise ScrambledBenchError(f"{results_path}: not a scrambled-bench results file (no 'configs' object)")
     config_path = folder / CONFIG_FILE
     config = read_json(config_path) if config_path.is_file() else {}
-    return Run(folder, results, config if isinstance(config, dict) else {})
+    config = config if isinstance(config, dict) else {}
+    if config.get("run_id") and results.get("run_id") and config["run_id"] != results["run_id"]:
+        # config.json is written when a run starts; a run stopped before it finished leaves the results of
+        # the run before it, computed with other settings: never show those as this run's
+        raise ScrambledBenchError(
+            f"{results_path}: computed with other settings than {CONFIG_FILE} (run {results['run_id']}, settings "
+            f"{config['run_id']}); rerun the same `run` command to finish it and rewrite the results"
+        )
+    return Run(folder, results, config)
+
+
+def reread(run: Run, reader: str) -> Run:
+    """The run as the answer ``reader`` reads its stored outputs (the run itself when it already did).
+
+    Needs the run folder's samples.jsonl and scores.jsonl; a one-line error names what is missing."""
+    from scrambled_bench.harness.results import rescore
+    from scrambled_bench.harness.store import SAMPLES_FILE, parse_lines
+    from scrambled_bench.io import read_jsonl
+    from scrambled_bench.metrics.readers import get_reader
+
+    get_reader(reader)
+    if run.results.get("reader", "careful") == reader:
+        return run
+    for name in (SAMPLES_FILE, SCORES_FILE):
+        if not (run.path / name).is_file():
+            raise ScrambledBenchError(
+                f"{run.path}: no {name}, so its outputs cannot be re-read with --parser {reader} "
+                "(rerun the same `run` command with this version to write it)"
+            )
+    records, _ = parse_lines((run.path / SAMPLES_FILE).read_bytes())
+    scores = [row for _, row in read_jsonl(run.path / SCORES_FILE)]
+    settings = run.config.get("settings") or {}
+    results = rescore(
+        run.results,
+        scores,
+        {record["key"]: record for record in records},
+        reader=reader,
+        confidence_level=settings.get("confidence_level", 0.95),
+        n_resamples=settings.get("n_resamples", 1000),
+        seed=settings.get("seed", 0),
+    )
+    return Run(run.path, results, run.config, run.label)
 
 
 def label_runs(runs: Sequence[Run]) -> list[Run]:

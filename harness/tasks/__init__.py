@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scrambled_bench.builder.build import SOURCES
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends.base import Generation, GenerationRequest
 from scrambled_bench.harness.tasks.base import _REGISTRY, Metric, Task, TaskConfig, View, get_task
-
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.readers import DEFAULT_READER
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
@@ -42,6 +42,7 @@ __all__ = [
     "configs_from",
     "get_task",
     "on_result",
+    "result_hook",
     "score_output",
     "select_rows",
 ]
@@ -83,18 +84,31 @@ def build_requests(
     )
 
 
-def score_output(meta: Mapping[str, Any], output: str, *, chat: bool = True) -> dict[str, Any]:
-    """Read one raw output and score it against the gold in ``meta``, as its task does (pure).
+def score_output(
+    meta: Mapping[str, Any], output: str, *, chat: bool = True, reader: str = DEFAULT_READER
+) -> dict[str, Any]:
+    """Read one raw output with the answer ``reader`` and score it against the gold in ``meta``, as its task
+    does (pure).
 
-    >>> score_output({"task": "scrqa", "choices": ["Ann", "Bob", "Cy", "Di"], "answer": "B"}, "")
-    {'prediction': None, 'correct': False, 'unparsed': True}
+    >>> score_output({"task": "scrqa", "dataset": "dream", "choices": ["Ann", "Bob", "Cy"], "answer": "B"}, "")
+    {'prediction': None, 'correct': False, 'unparsed': True, 'rule': 'empty'}
     """
-    return get_task(meta["task"]).score(meta, output, chat=chat)
+    return get_task(meta["task"]).score(meta, output, chat=chat, reader=reader)
 
 
-def on_result(request: GenerationRequest, generation: Generation) -> dict[str, Any]:
-    """The engine's hook: the parsed prediction and score written beside each raw output in samples.jsonl."""
-    return score_output(request.meta, generation.text, chat=request.chat)
+def result_hook(reader: str = DEFAULT_READER) -> Callable[[GenerationRequest, Generation], dict[str, Any]]:
+    """The engine's hook: the prediction, its score and the reader's rule, written beside each raw output in
+    samples.jsonl as it arrives."""
+
+    def on_result(request: GenerationRequest, generation: Generation) -> dict[str, Any]:
+        scored = score_output(request.meta, generation.text, chat=request.chat, reader=reader)
+        return {**scored, "reader": reader}
+
+    return on_result
+
+
+on_result = result_hook()
+"""The hook with the default reader."""
 
 
 def configs_from(

@@ -24,7 +24,6 @@ class AquaChainOfThought(MultipleChoiceTask):
     stop = prompts.AQUA_STOP
     metrics = (ACCURACY,)
     exemplar_rates = tuple(prompts.EXEMPLAR_RATES)
-    chain_of_thought = True
     view = View(
         titles={
             "aqua": "AQuA-RAT few-shot CoT (cf. Table 1): Acc % by question scramble type (rows) and "

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrambled_bench.builder.scrambler import parse_type
-
 from scrambled_bench.errors import ScrambledBenchError
 
 if TYPE_CHECKING:
@@ -225,8 +224,11 @@ class Task(ABC):
     # -- scores ----------------------------------------------------------------------------------------
 
     @abstractmethod
-    def score(self, meta: Mapping[str, Any], output: str, *, chat: bool = True) -> dict[str, Any]:
-        """Read one raw output and score it against the gold in ``meta`` (pure)."""
+    def score(
+        self, meta: Mapping[str, Any], output: str, *, chat: bool = True, reader: str = "careful"
+    ) -> dict[str, Any]:
+        """Read one raw output with the answer ``reader`` (``careful`` or ``paper``) and score it against the
+        gold in ``meta`` (pure); ``rule`` in the result names the reader's rule that decided."""
 
     @abstractmethod
     def aggregate(

@@ -12,6 +12,7 @@ from typing import Any
 
 from scrambled_bench.harness import aggregate, prompts
 from scrambled_bench.harness.tasks.base import ED, RR, Task, TaskConfig, View, register
+from scrambled_bench.metrics.readers import DEFAULT_READER, get_reader
 
 VIEW = View(
     titles={"realtimeqa": "ScrRec {shots} on RealtimeQA (cf. Table {table}): ED (lower is better) over RR %"},
@@ -59,26 +60,33 @@ class ScrambledSentenceRecovery(Task):
     def meta(self, config: TaskConfig, row: Mapping[str, Any]) -> dict[str, Any]:
         return {**super().meta(config, row), "original": row["original"], "scrambled": row["scrambled"]}
 
-    def score(self, meta: Mapping[str, Any], output: str, *, chat: bool = True) -> dict[str, Any]:
-        """``prediction`` is the recovered sentence and ``edit_distance`` its character Levenshtein distance
-        to the original; an empty recovery is ``unparsed`` and scored by that distance too (the whole
-        sentence). Raw completions (``chat=False``) keep the first line only, as the paper's open models
-        stopped at the first newline.
+    def score(
+        self, meta: Mapping[str, Any], output: str, *, chat: bool = True, reader: str = DEFAULT_READER
+    ) -> dict[str, Any]:
+        """``prediction`` is the sentence the ``reader`` recovers from ``output`` and ``edit_distance`` its
+        character Levenshtein distance to the original; an empty recovery is ``unparsed`` and scored by that
+        distance too (the whole sentence); ``rule`` names what the reader took away. Raw completions
+        (``chat=False``) keep the first line only, as the paper's open models stopped at the first newline.
 
         >>> task = ScrambledSentenceRecovery(few_shot=False, paper_table=4)
-        >>> task.score({"original": "The cat.", "scrambled": "Teh cat."}, " The cat.")
-        {'prediction': 'The cat.', 'edit_distance': 0, 'scrambled_edit_distance': 2, 'unparsed': False}
+        >>> scored = task.score({"original": "The cat.", "scrambled": "Teh cat."}, 'Recovered sentence: "The cat."')
+        >>> scored["prediction"], scored["edit_distance"], scored["scrambled_edit_distance"], scored["rule"]
+        ('The cat.', 0, 2, 'preamble')
         """
         from rapidfuzz.distance import Levenshtein
-        from scrambled_bench.metrics.answer_extraction import clean_recovered_sentence
 
-        recovered = clean_recovered_sentence(output if isinstance(output, str) else "", first_line=not chat)
+        text = output if isinstance(output, str) else ""
+        if not chat:
+            text = text.strip().split("\n", 1)[0]
+        reading = get_reader(reader).read_recovery(text)
+        recovered = (reading.value or "").strip()
         original = meta["original"].strip()
         return {
             "prediction": recovered,
             "edit_distance": Levenshtein.distance(recovered, original),
             "scrambled_edit_distance": Levenshtein.distance(meta["scrambled"].strip(), original),
             "unparsed": recovered == "",
+            "rule": reading.rule,
         }
 
     def aggregate(self, config, samples, scored, boot) -> dict[str, Any]:

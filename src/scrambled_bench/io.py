@@ -124,6 +124,17 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def creation_mode(*, folder: bool = False) -> int:
+    """The mode a plain ``open()`` or ``mkdir()`` gives under the user's umask, for files and folders the
+    package creates otherwise (``mkstemp`` and ``mkdtemp`` create them private, which would keep colleagues
+    on a shared server out of a build or a run).
+
+    >>> creation_mode(folder=True) == 0o777 & ~_UMASK, creation_mode() == 0o666 & ~_UMASK
+    (True, True)
+    """
+    return (0o777 if folder else 0o666) & ~_UMASK
+
+
 def shared_data_dir() -> Path | None:
     """The developers' data mirror (``../shared/data``), from ``SCRAMBLED_BENCH_SHARED``; ``None`` when unset or absent.
 

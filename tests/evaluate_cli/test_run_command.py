@@ -25,8 +25,19 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
 
 
 def _run_args(run_dir: Path, *extra: str) -> list[str]:
-    return ["run", "--data", str(TINY_BUILD), "--run-dir", str(run_dir), "--no-progress", "--max-new-tokens", "12",
-            "--n-resamples", "100", *extra]
+    return [
+        "run",
+        "--data",
+        str(TINY_BUILD),
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        "--max-new-tokens",
+        "12",
+        "--n-resamples",
+        "100",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +54,10 @@ def test_run_writes_samples_results_and_config(embedded_run: Path) -> None:
     assert results["backend"] == "llama-cpp" and results["model"].lower().endswith(".gguf")
     configs = results["configs"]
     assert list(configs) == [
-        "scrrec-zero-shot/realtimeqa/rs50", "scrqa/realtimeqa/original", "scrqa/realtimeqa/rs50", "scrqa/realtimeqa/sub",
+        "scrrec-zero-shot/realtimeqa/rs50",
+        "scrqa/realtimeqa/original",
+        "scrqa/realtimeqa/rs50",
+        "scrqa/realtimeqa/sub",
     ]
     for name, entry in configs.items():
         assert entry["n_scored"] == 3 and entry["n_errors"] == 0 and entry["error_rate"] == 0.0
@@ -52,6 +66,11 @@ def test_run_writes_samples_results_and_config(embedded_run: Path) -> None:
     assert scrrec["edit_distance"]["value"] >= 0 and scrrec["recovery_rate"]["value"] is not None
     assert 0 <= configs["scrqa/realtimeqa/rs50"]["accuracy"]["value"] <= 100
     assert results["totals"]["n_scored"] == 12
+    # which answer reader scored it, in results.json and in the settings
+    assert results["reader"] == "careful"
+    assert json.loads((embedded_run / "config.json").read_text())["settings"]["parser"] == "careful"
+    scores = [json.loads(line) for line in (embedded_run / "scores.jsonl").read_text().splitlines()]
+    assert len(scores) == 12 and {s["config"] for s in scores} == set(configs)
 
     samples = [json.loads(line) for line in (embedded_run / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 12 and len({s["key"] for s in samples}) == 12
@@ -94,7 +113,9 @@ def test_corrupt_line_in_run_folder_is_reported_and_the_rest_kept(embedded_run: 
 
 def test_dry_run_counts_requests_and_tokens_and_sends_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "dry"
-    code, out, err = _cli(_run_args(run_dir, "--dry-run", "--suite", "paper", "--datasets", "dream", "--limit", "2"))
+    code, out, err = _cli(
+        _run_args(run_dir, "--dry-run", "--suite", "paper", "--datasets", "dream", "--limit", "2")
+    )
     assert code == 0, err
     assert "nothing sent" in out and "scrqa/dream/kfl" in out
     assert "14 request(s)" in " ".join(out.split())
@@ -110,7 +131,9 @@ def test_dry_run_prompt_tokens_equal_what_the_run_then_reports(tmp_path: Path, m
     args = _run_args(run_dir, "--limit", "2", "--prompt-mode", mode, "--max-new-tokens", "2")
     code, out, err = _cli([*args, "--dry-run"])
     assert code == 0, err
-    counted = int(re.search(r"([\d,]+) prompt tokens \(counted", " ".join(out.split())).group(1).replace(",", ""))
+    counted = int(
+        re.search(r"([\d,]+) prompt tokens \(counted", " ".join(out.split())).group(1).replace(",", "")
+    )
     code, out, err = _cli(args)
     assert code == 0, err
     totals = json.loads((run_dir / "results.json").read_text())["totals"]
@@ -121,8 +144,21 @@ def test_dry_run_prompt_tokens_equal_what_the_run_then_reports(tmp_path: Path, m
 def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
     run_dir = tmp_path / "short"
     # the four AQuA chain-of-thought exemplars alone are ~500 tokens: they cannot fit a 256-token window
-    code, out, err = _cli(_run_args(run_dir, "--n-ctx", "256", "--limit", "2", "--tasks", "aqua-cot", "--types", "rs50",
-                                    "--exemplar-rate", "0"))
+    code, out, err = _cli(
+        _run_args(
+            run_dir,
+            "--n-ctx",
+            "256",
+            "--limit",
+            "2",
+            "--tasks",
+            "aqua-cot",
+            "--types",
+            "rs50",
+            "--exemplar-rate",
+            "0",
+        )
+    )
     assert code == 0, err
     results = json.loads((run_dir / "results.json").read_text())
     entry = results["configs"]["aqua-cot/aqua/rs50/exemplars-0"]
@@ -134,19 +170,31 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--backend", "vllm"], "Invalid value for '--backend' / '-b': 'vllm' is not one of 'llama-cpp', 'openai'"),
+        (
+            ["--backend", "vllm"],
+            "Invalid value for '--backend' / '-b': 'vllm' is not one of 'llama-cpp', 'openai'",
+        ),
         (["--datasets", "squad"], "unknown dataset 'squad'"),
         (["--types", "kfx"], "unknown scramble type 'kfx'"),
         (["--tasks", "summarise"], "unknown task 'summarise'"),
         (["--backend", "openai", "--base-url", "ftp://example.org"], "--base-url must be an http(s) URL"),
         (["--suite", "everything"], "Invalid value for '--suite' / '-s': 'everything' is not one of 'quick'"),
-        (["--prompt-mode", "both"], "Invalid value for '--prompt-mode': 'both' is not one of 'chat', 'completion'"),
+        (
+            ["--prompt-mode", "both"],
+            "Invalid value for '--prompt-mode': 'both' is not one of 'chat', 'completion'",
+        ),
         (["--exemplar-rate", "30", "--tasks", "aqua-cot", "--types", "original"], "unknown exemplar rate 30"),
         (["--base-url", "http://127.0.0.1:8000/v1"], "--base-url does not apply to the llama-cpp backend"),
-        (["--exemplar-rate", "20"], "--exemplar-rate applies to the aqua-cot task, which this selection leaves out"),
+        (
+            ["--exemplar-rate", "20"],
+            "--exemplar-rate applies to the aqua-cot task, which this selection leaves out",
+        ),
         (["--revision", "v1"], "--revision applies to a Hub dataset id"),
         (["--limit", "0"], "Invalid value for '--limit' / '-n': Input should be greater than or equal to 1"),
-        (["--concurrency", "0"], "Invalid value for '--concurrency' / '-c': Input should be greater than or equal to 1"),
+        (
+            ["--concurrency", "0"],
+            "Invalid value for '--concurrency' / '-c': Input should be greater than or equal to 1",
+        ),
         (["--retries", "-1"], "Invalid value for '--retries': Input should be greater than or equal to 0"),
     ],
 )
@@ -158,9 +206,13 @@ def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[st
 
 
 def test_missing_config_in_a_local_build_is_named(tmp_path: Path) -> None:
-    code, out, err = _cli(_run_args(tmp_path / "x", "--tasks", "scrqa", "--types", "kr2", "--datasets", "dream"))
+    code, out, err = _cli(
+        _run_args(tmp_path / "x", "--tasks", "scrqa", "--types", "kr2", "--datasets", "dream")
+    )
     assert code != 0
-    assert err.startswith("error: the build ") and "lacks config(s) dream_kr2" in err and err.count("\n") == 1, err
+    assert (
+        err.startswith("error: the build ") and "lacks config(s) dream_kr2" in err and err.count("\n") == 1
+    ), err
 
 
 @pytest.mark.server
@@ -171,12 +223,29 @@ def test_real_evaluation_through_the_chat_endpoints(llama_server, tmp_path: Path
     served_model = llama_server.get_json("/v1/models")["data"][0]["id"]
     run_dir = tmp_path / backend
     base_url = llama_server.base_url if backend == "openai" else llama_server.root_url
-    args = _run_args(run_dir, "--backend", backend, "--base-url", base_url, "--model", served_model,
-                     "--api-key", "sk-test-secret-value", "--limit", "2", "--concurrency", "2")
+    args = _run_args(
+        run_dir,
+        "--backend",
+        backend,
+        "--base-url",
+        base_url,
+        "--model",
+        served_model,
+        "--api-key",
+        "sk-test-secret-value",
+        "--limit",
+        "2",
+        "--concurrency",
+        "2",
+    )
     code, out, err = _cli(args)
     assert code == 0, err
     results = json.loads((run_dir / "results.json").read_text())
-    assert results["backend"] == backend and results["totals"]["n_scored"] == 8 and results["totals"]["n_errors"] == 0
+    assert (
+        results["backend"] == backend
+        and results["totals"]["n_scored"] == 8
+        and results["totals"]["n_errors"] == 0
+    )
     for entry in results["configs"].values():
         assert entry["prompt_tokens"]["reported"] == 2  # usage reported by the server
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
@@ -191,8 +260,19 @@ def test_real_evaluation_through_the_chat_endpoints(llama_server, tmp_path: Path
 def test_raw_completions_through_tgi_generate(tgi_schema_server, tmp_path: Path) -> None:
     """--prompt-mode completion sends the raw prompt to TGI's native /generate."""
     run_dir = tmp_path / "tgi-raw"
-    args = _run_args(run_dir, "--backend", "tgi", "--base-url", tgi_schema_server.root_url, "--prompt-mode", "completion",
-                     "--limit", "2", "--tasks", "scrqa")
+    args = _run_args(
+        run_dir,
+        "--backend",
+        "tgi",
+        "--base-url",
+        tgi_schema_server.root_url,
+        "--prompt-mode",
+        "completion",
+        "--limit",
+        "2",
+        "--tasks",
+        "scrqa",
+    )
     code, out, err = _cli(args)
     assert code == 0, err
     results = json.loads((run_dir / "results.json").read_text())
@@ -201,12 +281,30 @@ def test_raw_completions_through_tgi_generate(tgi_schema_server, tmp_path: Path)
     assert all(s["chat"] is False for s in samples)
 
 
-def test_tgi_run_without_model_lands_in_the_served_models_folder(tgi_schema_server, tmp_path: Path, monkeypatch) -> None:
+def test_tgi_run_without_model_lands_in_the_served_models_folder(
+    tgi_schema_server, tmp_path: Path, monkeypatch
+) -> None:
     """Without --model the tgi backend learns the model from /info; the default run folder names that model
     (it used to be runs/model-<hash> for whatever the URL served, so two models shared one folder)."""
     monkeypatch.chdir(tmp_path)
-    args = ["run", "--data", str(TINY_BUILD), "--no-progress", "--max-new-tokens", "4", "--n-resamples", "10",
-            "--backend", "tgi", "--base-url", tgi_schema_server.root_url, "--limit", "1", "--tasks", "scrqa"]
+    args = [
+        "run",
+        "--data",
+        str(TINY_BUILD),
+        "--no-progress",
+        "--max-new-tokens",
+        "4",
+        "--n-resamples",
+        "10",
+        "--backend",
+        "tgi",
+        "--base-url",
+        tgi_schema_server.root_url,
+        "--limit",
+        "1",
+        "--tasks",
+        "scrqa",
+    ]
     code, out, err = _cli(args)
     assert code == 0, err
     [folder] = list((tmp_path / "runs").iterdir())
@@ -227,8 +325,19 @@ def test_unreachable_endpoint_fails_fast_with_one_line(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # free now, and nothing listens on it
     url = f"http://127.0.0.1:{port}/v1"
-    code, out, err = _cli(_run_args(tmp_path / "down", "--backend", "openai", "--base-url", url, "--model", "m",
-                                    "--api-key", "sk-unreachable-secret"))
+    code, out, err = _cli(
+        _run_args(
+            tmp_path / "down",
+            "--backend",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--api-key",
+            "sk-unreachable-secret",
+        )
+    )
     assert code != 0
     assert err.startswith("error: ") and err.count("\n") == 1 and "127.0.0.1" in err, err
     assert "sk-unreachable-secret" not in err
@@ -242,7 +351,9 @@ def test_credentials_in_the_url_stay_out_of_the_error_line(tmp_path: Path, backe
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://me:url-secret-1@127.0.0.1:{port}/v1?api-key=url-secret-2"
-    code, out, err = _cli(_run_args(tmp_path / "down", "--backend", backend, "--base-url", url, "--model", "m"))
+    code, out, err = _cli(
+        _run_args(tmp_path / "down", "--backend", backend, "--base-url", url, "--model", "m")
+    )
     assert code != 0 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "url-secret" not in err and "127.0.0.1" in err, err
 
@@ -258,8 +369,20 @@ def test_report_on_a_real_run_folder(embedded_run: Path, tmp_path: Path) -> None
 
 
 def test_hub_dataset_offline_is_a_one_line_error(tmp_path: Path, hub_offline: None) -> None:
-    code, out, err = _cli(["run", "--data", "some-org/scrambled-bench", "--revision", "v1.0.0", "--run-dir",
-                           str(tmp_path / "hub"), "--no-progress", "--limit", "1"])
+    code, out, err = _cli(
+        [
+            "run",
+            "--data",
+            "some-org/scrambled-bench",
+            "--revision",
+            "v1.0.0",
+            "--run-dir",
+            str(tmp_path / "hub"),
+            "--no-progress",
+            "--limit",
+            "1",
+        ]
+    )
     assert code != 0
     assert err.startswith("error: cannot read dataset some-org/scrambled-bench") and err.count("\n") == 1, err
 
@@ -267,61 +390,194 @@ def test_hub_dataset_offline_is_a_one_line_error(tmp_path: Path, hub_offline: No
 @pytest.mark.server
 def test_dry_run_estimates_tokens_where_the_backend_cannot_count(llama_server, tmp_path: Path) -> None:
     served_model = llama_server.get_json("/v1/models")["data"][0]["id"]
-    code, out, err = _cli(_run_args(tmp_path / "dry-openai", "--backend", "openai", "--base-url", llama_server.base_url,
-                                    "--model", served_model, "--dry-run", "--limit", "2"))
+    code, out, err = _cli(
+        _run_args(
+            tmp_path / "dry-openai",
+            "--backend",
+            "openai",
+            "--base-url",
+            llama_server.base_url,
+            "--model",
+            served_model,
+            "--dry-run",
+            "--limit",
+            "2",
+        )
+    )
     assert code == 0, err
     text = " ".join(out.split())
-    assert "8 request(s)" in text and ("estimated as characters / 4" in text or "counted by the model's tokenizer" in text)
+    assert "8 request(s)" in text and (
+        "estimated as characters / 4" in text or "counted by the model's tokenizer" in text
+    )
     assert not (tmp_path / "dry-openai" / "samples.jsonl").exists()
 
 
 @pytest.mark.server
 @pytest.mark.slow
-def test_run_through_a_faulty_proxy_scores_like_a_clean_run(llama_server, fault_proxy, tmp_path: Path) -> None:
+def test_run_through_a_faulty_proxy_scores_like_a_clean_run(
+    llama_server, fault_proxy, tmp_path: Path
+) -> None:
     """500/503/429/stalls/drops/malformed JSON in front of the real server: the CLI's results.json equals a clean run's."""
     served_model = llama_server.get_json("/v1/models")["data"][0]["id"]
-    common = ["--backend", "openai", "--model", served_model, "--limit", "2", "--concurrency", "2", "--retries", "8"]
+    common = [
+        "--backend",
+        "openai",
+        "--model",
+        served_model,
+        "--limit",
+        "2",
+        "--concurrency",
+        "2",
+        "--retries",
+        "8",
+    ]
     code, _, err = _cli(_run_args(tmp_path / "clean", *common, "--base-url", llama_server.base_url))
     assert code == 0, err
     proxy = fault_proxy(llama_server.root_url, seed=5, fault_rate=0.5, stall_seconds=12.0)
-    code, _, err = _cli(_run_args(tmp_path / "faulty", *common, "--base-url", proxy.root_url + "/v1",
-                                  "--request-timeout", "6"))
+    code, _, err = _cli(
+        _run_args(
+            tmp_path / "faulty", *common, "--base-url", proxy.root_url + "/v1", "--request-timeout", "6"
+        )
+    )
     assert code == 0, err
     clean = json.loads((tmp_path / "clean" / "results.json").read_text())
     faulty = json.loads((tmp_path / "faulty" / "results.json").read_text())
     assert faulty["engine"]["retries"] > 0 and faulty["totals"]["n_errors"] == 0
     assert faulty["configs"] == clean["configs"]
-    keys = [json.loads(line)["key"] for line in (tmp_path / "faulty" / "samples.jsonl").read_text().splitlines()]
+    keys = [
+        json.loads(line)["key"] for line in (tmp_path / "faulty" / "samples.jsonl").read_text().splitlines()
+    ]
     assert len(keys) == len(set(keys)) == 8
 
 
-def test_run_folder_depends_on_what_is_sent_not_on_how_fast() -> None:
+def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
+    """The folder is the hash of the run's identity: the configs (whatever spelling selected them), the limit,
+    the reader, the seed, the data's manifest hash; never a key, a bootstrap setting or the data's path."""
+    from dataclasses import replace
+
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from dataclasses import replace
-
-    from scrambled_bench.harness.settings import RunSettings
+    from scrambled_bench.harness.settings import RunSettings, run_dir_for
 
     base = RunSettings(backend="openai", model="org/Model-7B", base_url="http://h/v1", suite="paper")
 
+    def folder(run: RunSettings, *, limit=None, data="manifest:abc", configs=("scrqa/dream/kf",)) -> Path:
+        return run_dir_for(run.identity("org/Model-7B", configs=list(configs), limit=limit, data=data))
+
     @settings(max_examples=50, deadline=None)
-    @given(limit=st.none() | st.integers(1, 10**6), key=st.text(max_size=20), seed=st.integers(1, 100))
-    def check(limit, key, seed) -> None:
-        folder = base.run_dir("org/Model-7B")
-        assert folder == replace(base, limit=limit, api_key=key, n_resamples=seed).run_dir("org/Model-7B")
-        assert re.fullmatch(r"Model-7B-[0-9a-f]{10}", folder.name)  # a slug and a hash: nothing else leaks in
-        assert folder != replace(base, seed=base.seed + seed).run_dir("org/Model-7B")
+    @given(key=st.text(max_size=20), resamples=st.integers(1, 5000), seed=st.integers(1, 100))
+    def check(key, resamples, seed) -> None:
+        same = folder(base)
+        assert same == folder(
+            replace(base, api_key=key, n_resamples=resamples, data="elsewhere", types=["kf"])
+        )
+        assert re.fullmatch(r"Model-7B-[0-9a-f]{10}", same.name)  # a slug and a hash: nothing else leaks in
+        assert same != folder(replace(base, seed=base.seed + seed))
+        assert same != folder(base, limit=seed)  # --limit 30 never writes into the --limit 8 folder
+        assert same != folder(replace(base, parser="paper"))
+        assert same != folder(base, data="manifest:other")
+        assert same != folder(base, configs=("scrqa/dream/kf", "scrqa/dream/kfl"))
 
     check()
 
 
-def test_run_folders_written_before_the_settings_dataclass_still_resume() -> None:
-    """The folder names runs got from the settings dict before RunSettings existed (same settings, same hash)."""
-    from scrambled_bench.harness.settings import RunSettings
+def test_runs_that_send_the_same_requests_share_their_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the default run folders, a run with a larger limit or another reader sends only what no run sent yet."""
+    monkeypatch.chdir(tmp_path)
+    common = [
+        "run",
+        "--data",
+        str(TINY_BUILD),
+        "--no-progress",
+        "--max-new-tokens",
+        "12",
+        "--n-resamples",
+        "50",
+    ]
+    code, _, err = _cli([*common, "--limit", "2"])
+    assert code == 0, err
+    code, _, err = _cli([*common, "--limit", "3", "--parser", "paper"])
+    assert code == 0, err
+    folders = sorted(p for p in (tmp_path / "runs").iterdir())
+    assert len(folders) == 2  # two identities, two folders
+    second = max(folders, key=lambda p: json.loads((p / "results.json").read_text())["limit"] or 0)
+    results = json.loads((second / "results.json").read_text())
+    assert results["limit"] == 3 and results["reader"] == "paper"
+    assert results["engine"]["adopted"] == 8 and results["engine"]["sent"] == 4  # 4 configs x (3 - 2) new
+    config = json.loads((second / "config.json").read_text())
+    assert config["run_id"] == results["run_id"] and config["identity"]["limit"] == 3
+    assert not (second / ".lock").exists()  # a clean exit leaves no lock behind
 
-    quick = RunSettings()
-    assert quick.run_dir("smollm2-135m-instruct-q8_0.gguf").name == "smollm2-135m-instruct-q8_0-2fb9caf177"
-    other = RunSettings(backend="openai", base_url="http://127.0.0.1:8080/v1", types=["rs20,kf"], tasks=["scrqa"],
-                        exemplar_rates=[0, 100], seed=3, prompt_mode="completion")
-    assert other.run_dir("smollm2").name == "smollm2-a7c7721254"
+
+def test_a_mistyped_data_path_is_an_error_not_a_new_build(tmp_path: Path) -> None:
+    code, _, err = _cli(["run", "--data", str(tmp_path / "scrambld_bench"), "--no-progress", "--limit", "1"])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "no such folder" in err and "--build-missing" in err
+    assert not (tmp_path / "scrambld_bench").exists()
+
+
+def test_folders_and_files_get_the_users_umask(tmp_path: Path, source_mirror: Path) -> None:
+    """A build folder (made by mkdtemp, then renamed) and a run folder are readable by colleagues under 022."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        from scrambled_bench.builder.build import build_dataset
+
+        build = build_dataset(tmp_path / "sb", sources=["aqua"], types=["original"], source_dir=source_mirror)
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE(build.stat().st_mode)
+    assert mode & 0o055 == 0o055, oct(mode)  # group and others may read and enter
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path: Path) -> None:
+    """SIGINT in the middle of a real run: one line with the answers saved and the exact command; exit 130;
+    no lock left behind; the same command then finishes the run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    executable = Path(sys.executable).with_name("scrambled-bench")
+    run_dir = tmp_path / "interrupted"
+    args = ["run", "--data", str(TINY_BUILD), "--run-dir", str(run_dir), "--no-progress", "--limit", "3",
+            "--max-new-tokens", "48", "--concurrency", "1"]  # fmt: skip
+    process = subprocess.Popen(
+        [str(executable), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    samples = run_dir / "samples.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (samples.is_file() and samples.read_text().count("\n") >= 1):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=240)
+    assert process.returncode == 130, err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    saved = samples.read_text().count("\n")
+    assert f"interrupted: {saved} answer(s) saved in {run_dir}" in line
+    assert line.endswith("resume with: scrambled-bench " + " ".join(args))
+    assert not (run_dir / ".lock").exists()
+    code, _, err = _cli(args)
+    assert code == 0, err
+    assert json.loads((run_dir / "results.json").read_text())["totals"]["n_scored"] == 12
+
+
+def test_report_refuses_results_computed_with_other_settings(tmp_path: Path, embedded_run: Path) -> None:
+    """A run stopped before it finished has its new config.json beside the results of the run before: the
+    report says so instead of showing them as this run's."""
+    import shutil
+
+    folder = tmp_path / "stale"
+    shutil.copytree(embedded_run, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["run_id"] = "0123456789"
+    (folder / "config.json").write_text(json.dumps(config))
+    code, _, err = _cli(["report", str(folder)])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "computed with other settings than config.json" in err and "rerun the same `run` command" in err

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scrambled_bench.harness import prompts
-from scrambled_bench.metrics.answer_extraction import parse_choices
+from scrambled_bench.metrics.readers import parse_choices
 
 # One ScrRec few-shot input of the authors' release (ccqq77/unnatural-error-correction,
 # output/scrambled_rec/scrambled_realtimeQA/few-shot/random_20%/gpt-4-0314, first line). The mirror in

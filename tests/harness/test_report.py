@@ -12,7 +12,14 @@ from typer.testing import CliRunner
 
 from scrambled_bench.evaluate_cli.main import app
 from scrambled_bench.harness.report import build_tables, label_runs, load_run, push_to_hub, render_markdown
-from scrambled_bench.harness.results import collect_samples, compute_results, results_document, write_json
+from scrambled_bench.harness.results import (
+    collect_samples,
+    compute_results,
+    results_document,
+    score_rows,
+    write_json,
+    write_jsonl,
+)
 from scrambled_bench.harness.tasks import TaskConfig, build_requests
 
 CHOICES = ["Ann", "Bob", "Cy"]
@@ -47,11 +54,14 @@ def _make_run(folder: Path, model: str, correct_rs50: int) -> Path:
         r.key(model): {"key": r.key(model), "output": o, "prompt_tokens": 20 + len(r.prompt) % 7, "completion_tokens": 3}
         for c in outputs for r, o in zip(requests[c], outputs[c])
     }
-    configs = compute_results(collect_samples(requests, completed, {}, model), n_resamples=50)
+    collected = collect_samples(requests, completed, {}, model)
+    configs = compute_results(collected, n_resamples=50)
     folder.mkdir(parents=True)
     write_json(folder / "results.json", results_document(configs, run_config={"model": model, "backend": "openai"}, engine={}))
+    write_jsonl(folder / "scores.jsonl", score_rows(collected))
     write_json(folder / "config.json", {"model": model, "settings": {"api_key_given": True}})
-    (folder / "samples.jsonl").write_text("".join(json.dumps(v) + "\n" for v in completed.values()))
+    records = {r.key(model): {**r.meta, "chat": r.chat} for c in outputs for r in requests[c]}
+    (folder / "samples.jsonl").write_text("".join(json.dumps({**records[k], **v}) + "\n" for k, v in completed.items()))
     return folder
 
 
@@ -244,3 +254,27 @@ def test_undefined_category_rpg_is_a_gap_in_the_figure(two_runs: list[Path], tmp
     finally:
         plt.Axes.bar = original_bar
     assert drawn and all(h != h for h in drawn)  # NaN: nothing drawn, where 0.0 used to read as "no gain"
+
+
+def test_a_run_is_re_read_with_another_answer_reader(tmp_path: Path) -> None:
+    """`report --parser paper` reads a run's stored outputs as the paper's authors did: "Bob or Ann" hedges to
+    a careful reader (no answer), and is the choice text found first (Bob) to the paper's rules."""
+    folder = _make_run(tmp_path / "runs" / "hedging", "hedging-model", 4)
+    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    for sample in samples:
+        if sample.get("config") == "scrqa/dream/rs50":
+            sample["output"] = "Bob or Ann"
+    (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    from scrambled_bench.harness.report.tables import reread
+
+    run = load_run(folder)
+    careful = reread(run, "careful").results["configs"]["scrqa/dream/rs50"]
+    paper = reread(run, "paper")
+    assert paper.results["reader"] == "paper"
+    assert careful["accuracy"]["value"] == 100.0  # results.json as written (the outputs were "A")
+    assert paper.results["configs"]["scrqa/dream/rs50"]["accuracy"]["value"] == 0.0  # Bob is B, gold is A
+    assert paper.results["configs"]["scrqa/dream/rs50"]["rules"] == {"paper-choice-text": 4}
+    runner = CliRunner()
+    result = runner.invoke(app, ["report", str(folder), "--parser", "paper"])
+    assert result.exit_code == 0, result.output
+    assert "| hedging-model | Acc | 100.00 | 0.00 |" in result.stdout

@@ -31,7 +31,11 @@ def _record(request, output: str, prompt_tokens: int | None = None) -> dict:
 
 def _scrqa_fixture(dataset: str = "realtimeqa"):
     configs = {t: TaskConfig("scrqa", dataset, t) for t in ("original", "rs50", "sub")}
-    requests = {config: build_requests(config, _qa_rows(5, t)) for t, config in configs.items()}
+    choices = CHOICES if dataset == "realtimeqa" else CHOICES[:3]  # DREAM's questions have three choices
+    requests = {
+        config: build_requests(config, [{**row, "choices": choices} for row in _qa_rows(5, t)])
+        for t, config in configs.items()
+    }
     completed, errors = {}, {}
     answers = {
         "original": ["B", "B", "B", "B", "B"],  # 5/5
@@ -180,9 +184,9 @@ def _released(path) -> list[dict]:
 @pytest.mark.shared
 @pytest.mark.parametrize("model", list(PAPER_MODELS))
 def test_table5_realtimeqa_scrqa_is_reproduced_from_the_released_outputs(shared_data, model: str) -> None:
-    """Raw outputs -> our answer parsing -> results.json Acc and RPG == the paper's Table 5, to the printed digit."""
+    """Raw outputs -> the paper's answer reader -> results.json Acc and RPG == the paper's Table 5, to the printed digit."""
     from scrambled_bench.harness.backends.base import GenerationRequest
-    from scrambled_bench.metrics.answer_extraction import parse_choices
+    from scrambled_bench.metrics.readers import parse_choices
 
     root = shared_data / "paper_outputs/scrambled_qa/scrambled_realtimeQA/zero-shot"
     requests, completed = {}, {}
@@ -195,7 +199,7 @@ def test_table5_realtimeqa_scrqa_is_reproduced_from_the_released_outputs(shared_
             request = GenerationRequest(row["input"], chat=True, meta=meta)
             requests[config].append(request)
             completed[request.key(model)] = {"key": request.key(model), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, model), n_resamples=100)
+    results = compute_results(collect_samples(requests, completed, {}, model, reader="paper"), n_resamples=100)
     table = json.loads((shared_data / "paper/tables.json").read_text())["table5_scrqa_realtimeqa_zeroshot"][PAPER_MODELS[model]]
     for scramble_type in PAPER_TYPES:
         entry = results[f"scrqa/realtimeqa/{scramble_type}"]
@@ -225,7 +229,8 @@ def test_tables_3_and_4_scrrec_are_reproduced_from_the_released_outputs(shared_d
             request = GenerationRequest(scrrec_zero_shot_prompt(row["scrambled"]), chat=True, meta=meta)
             requests[config].append(request)
             completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
-        entry = compute_results(collect_samples(requests, completed, {}, "gpt-4"), n_resamples=100)[config.name]
+        collected = collect_samples(requests, completed, {}, "gpt-4", reader="paper")
+        entry = compute_results(collected, n_resamples=100)[config.name]
         assert entry["n_scored"] == 408
         assert round(entry["edit_distance"]["value"], 2) == table["ED"][scramble_type]
         assert round(entry["recovery_rate"]["value"], 2) == table["RR"][scramble_type]
@@ -235,7 +240,7 @@ def test_tables_3_and_4_scrrec_are_reproduced_from_the_released_outputs(shared_d
 def test_table6_dream_rpg_is_reproduced_from_the_released_outputs(shared_data) -> None:
     """DREAM RPG over test + dev (1,025 questions), GPT-4, against Table 6 (its Acc divides by 1,024, see paper/README)."""
     from scrambled_bench.harness.backends.base import GenerationRequest
-    from scrambled_bench.metrics.answer_extraction import parse_choices
+    from scrambled_bench.metrics.readers import parse_choices
 
     requests, completed = {}, {}
     for scramble_type, folder in PAPER_TYPES.items():
@@ -250,23 +255,25 @@ def test_table6_dream_rpg_is_reproduced_from_the_released_outputs(shared_data) -
                 request = GenerationRequest(row["input"], chat=True, meta=meta)
                 requests[config].append(request)
                 completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, "gpt-4"), n_resamples=100)
+    results = compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=100)
     table = json.loads((shared_data / "paper/tables.json").read_text())["table6_scrqa_dream_zeroshot"]["GPT-4"]
     for scramble_type in ("rs20", "rs50", "rs100", "kf", "kfl"):
         entry = results[f"scrqa/dream/{scramble_type}"]
         assert entry["n_scored"] == 1025
-        # one substituted-context answer, "(C)At seven fifty" (test line 11), is C to our parser and B (the gold)
-        # to the authors' (it also matched a choice's text), which moves every RPG by at most 0.05 points
-        assert abs(entry["relative_performance_gain"]["value"] - table["RPG"][scramble_type]) < 0.05
-        assert abs(entry["accuracy"]["value"] - table["Acc"][scramble_type]) < 0.15
+        assert round(entry["relative_performance_gain"]["value"], 2) == table["RPG"][scramble_type]
+        # the table's Acc leaves out one row every model gets wrong (correct/1024, see paper/README): over all
+        # 1,025 rows it is about 0.09 points lower
+        assert 0 < table["Acc"][scramble_type] - entry["accuracy"]["value"] < 0.15
 
 
 @pytest.mark.shared
 def test_table1_aqua_cot_is_reproduced_from_the_released_outputs(shared_data) -> None:
-    """GPT-4's AQuA accuracies (16 cells) from its raw chain-of-thought outputs: 14 to the printed digit, the
-    other two one answer apart (our reading after "The answer is" differs from the authors' on one output)."""
+    """GPT-4's AQuA accuracies (16 cells) from its raw chain-of-thought outputs, read by the paper's reader:
+    14 to the printed digit, the other two one answer apart. A few short questions come out of a low rate
+    unchanged (rs20 of a 4-word question scrambles no word), so their prompt is the ``original`` config's: a
+    run sends an identical request once, where the authors sent it twice and GPT-4 answered differently."""
     from scrambled_bench.harness.backends.base import GenerationRequest
-    from scrambled_bench.metrics.answer_extraction import parse_choices
+    from scrambled_bench.metrics.readers import parse_choices
 
     root = shared_data / "paper_outputs/scrambled_qa/scrambled_AQuA/few-shot-cot"
     requests, completed = {}, {}
@@ -282,7 +289,7 @@ def test_table1_aqua_cot_is_reproduced_from_the_released_outputs(shared_data) ->
                 request = GenerationRequest(row["input"], chat=True, meta=meta)
                 requests[config].append(request)
                 completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, "gpt-4"), n_resamples=50)
+    results = compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=50)
     table = json.loads((shared_data / "paper/tables.json").read_text())["table1_aqua_fewshot_cot_acc"]["GPT-4"]
     question = {"original": "question_rs0", "rs20": "question_rs20", "rs50": "question_rs50", "rs100": "question_rs100"}
     exact = 0

@@ -94,21 +94,29 @@ def test_few_shot_scrrec_request_uses_the_seeded_exemplars() -> None:
 
 
 def test_scoring_multiple_choice_outputs() -> None:
-    meta = {"task": "scrqa", "choices": ["Ann", "Bob", "Cy", "Di"], "answer": "B"}
+    meta = {"task": "scrqa", "dataset": "realtimeqa", "choices": ["Ann", "Bob", "Cy", "Di"], "answer": "B"}
     assert score_output(meta, " B.\nQuestion: next")["correct"] is True
-    assert score_output(meta, "The answer is (A).") == {"prediction": "A", "correct": False, "unparsed": False}
+    assert score_output(meta, "The answer is (A).") == {
+        "prediction": "A", "correct": False, "unparsed": False, "rule": "answer-is",
+    }
     garbage = score_output(meta, "\u0000\u0001 ??? lorem")
-    assert garbage == {"prediction": None, "correct": False, "unparsed": True}
-    cot = {"task": "aqua-cot", "choices": ["1", "2", "3", "4", "5"], "answer": "D"}
+    assert garbage == {"prediction": None, "correct": False, "unparsed": True, "rule": "no-answer"}
+    cot = {"task": "aqua-cot", "dataset": "aqua", "choices": ["1", "2", "3", "4", "5"], "answer": "D"}
     assert score_output(cot, "2 + 2 = 4. The answer is (D).")["correct"] is True
-    assert score_output(cot, "I think it is D")["unparsed"] is True  # CoT reads only after "The answer is"
+    # the paper's reader reads a chain of thought only after "answer is"; the careful one reads its conclusion
+    assert score_output(cot, "So it must be 4. I think it is D", reader="paper")["unparsed"] is True
+    assert score_output(cot, "So it must be 4. I think it is D")["prediction"] == "D"
 
 
 def test_scoring_recovery_outputs() -> None:
     meta = {"task": "scrrec-zero-shot", "original": "Rain fell all day.", "scrambled": "Rian flel all day."}
     assert score_output(meta, " Rain fell all day.\n") == {
         "prediction": "Rain fell all day.", "edit_distance": 0, "scrambled_edit_distance": 4, "unparsed": False,
+        "rule": "plain",
     }
+    wrapped = 'Here is the recovered sentence: "Rain fell all day."'
+    assert score_output(meta, wrapped)["edit_distance"] == 0  # the careful reader drops what wraps it
+    assert score_output(meta, wrapped, reader="paper")["edit_distance"] > 0  # the paper's reader does not
     empty = score_output(meta, "")
     assert empty["unparsed"] is True and empty["edit_distance"] == len("Rain fell all day.")
     # raw completions keep the first line only (the paper's open models stopped at the newline)
@@ -118,7 +126,9 @@ def test_scoring_recovery_outputs() -> None:
 
 def test_on_result_hook_scores_the_generation() -> None:
     [request] = build_requests(TaskConfig("scrqa", "dream", "original"), DREAM_ROWS)
-    assert on_result(request, Generation(" A")) == {"prediction": "A", "correct": True, "unparsed": False}
+    assert on_result(request, Generation(" A")) == {
+        "prediction": "A", "correct": True, "unparsed": False, "rule": "leading-letter", "reader": "careful",
+    }
 
 
 def test_configs_from_skips_what_a_task_excludes() -> None:
@@ -133,7 +143,7 @@ def test_configs_from_skips_what_a_task_excludes() -> None:
 
 @given(st.text(max_size=200))
 def test_any_output_scores_without_error_and_unparsed_is_never_correct(output: str) -> None:
-    meta = {"task": "scrqa", "choices": ["Ann", "Bob", "Cy"], "answer": "C"}
+    meta = {"task": "scrqa", "dataset": "dream", "choices": ["Ann", "Bob", "Cy"], "answer": "C"}
     scored = score_output(meta, output)
     assert scored["prediction"] in (None, "A", "B", "C")
     assert not (scored["unparsed"] and scored["correct"])

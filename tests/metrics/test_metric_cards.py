@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import scrambled_bench.metrics as metrics_package
-from scrambled_bench.metrics import METRIC_NAMES, answer_extraction, load, paper_reproduction
+from scrambled_bench.metrics import METRIC_NAMES, load, paper_reproduction, readers
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -61,7 +61,7 @@ def test_module_docstring_examples_run(name, monkeypatch):
     assert results.attempted >= 3 and results.failed == 0
 
 
-@pytest.mark.parametrize("module", [answer_extraction, paper_reproduction, metrics_package])
+@pytest.mark.parametrize("module", [readers, paper_reproduction, metrics_package])
 def test_plain_module_docstring_examples_run(module):
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert results.attempted >= 2 and results.failed == 0

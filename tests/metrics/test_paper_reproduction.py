@@ -19,7 +19,8 @@ def tables(shared_data):
 
 @pytest.fixture(scope="module")
 def authors_cells(shared_data, tables):
-    return paper_reproduction.reproduce(shared_data / "paper_outputs", tables, answers="authors")
+    """Every cell read from the raw outputs with the paper's reader (not the authors' parsed ``pred``)."""
+    return paper_reproduction.reproduce(shared_data / "paper_outputs", tables, reader="paper")
 
 
 def test_packaged_tables_are_the_papers(shared_data):
@@ -57,15 +58,18 @@ def test_known_cells(authors_cells):
     assert cells["table5_scrqa_realtimeqa_zeroshot", "Flan-T5-xxl", "Acc", "sub"].samples == 346
 
 
-def test_extracted_answers_are_within_one_point_of_every_table(shared_data, tables, source_mirror):
+def test_careful_answers_are_within_one_point_of_the_zero_shot_tables(shared_data, tables, source_mirror):
+    """The careful reader departs from the paper's on purpose (docs/readers_disagreements.md), but on the
+    zero-shot ScrQA tables, where the models answer plainly, it lands within a point of every cell. AQuA's
+    chain of thought is where it reads what the paper's rule misses ("the closest answer choice is (D)"),
+    up to about six points on GPT-4's Table 1."""
     cells = paper_reproduction.reproduce(
         shared_data / "paper_outputs",
         tables,
-        answers="extracted",
+        reader="careful",
         dream_annotations=source_mirror / "nlpdata" / "dream" / "annotation",
     )
     accuracy_tables = {
-        "table1_aqua_fewshot_cot_acc",
         "table5_scrqa_realtimeqa_zeroshot",
         "table6_scrqa_dream_zeroshot",
         "table7_scrqa_dream_by_category_acc",
@@ -75,8 +79,8 @@ def test_extracted_answers_are_within_one_point_of_every_table(shared_data, tabl
         for cell in cells
         if cell.table in accuracy_tables and cell.paper is not None and not cell.metric.startswith("RPG")
     ]
-    # AQuA 4 x 4; RealtimeQA and DREAM 3 models x 7 conditions; DREAM by category 2 models x 6 rows x 7
-    assert len(accuracy_cells) == 16 + 21 + 21 + 84
+    # RealtimeQA and DREAM 3 models x 7 conditions; DREAM by category 2 models x 6 rows x 7
+    assert len(accuracy_cells) == 21 + 21 + 84
     worst = max(abs(cell.difference) for cell in accuracy_cells)
     assert worst <= 1.0, [cell.as_dict() for cell in accuracy_cells if abs(cell.difference) > 1.0]
 
@@ -109,7 +113,7 @@ def test_dream_categories_reproduce_tables_7_and_8(shared_data, tables, source_m
         annotations,
         tables,
         paper_reproduction._packaged_metric,
-        paper_reproduction.authors_answers,
+        paper_reproduction.answer_reader("paper"),
     )
     in_paper = [cell for cell in cells if cell.matches is not None]
     # GPT-4 and Llama-2-70b are in Tables 7 and 8 (6 rows x 7 columns each); Flan-T5-xxl is not.

@@ -35,23 +35,80 @@ RECOVERY_ROWS = [
 CHOICES = ["Salad dressing", "Baby formula", "Ground beef", "Whole milk"]
 QA_ROWS = [
     # sample 1: gold B
-    {"id": 1, "condition": "original", "prediction": " (B)Baby formula", "choices": CHOICES, "answer": "B"},
+    {
+        "id": 1,
+        "condition": "original",
+        "prediction": " (B)Baby formula",
+        "choices": CHOICES,
+        "answer": "B",
+        "dataset": "realtimeqa",
+    },
     {
         "id": 1,
         "condition": "substituted",
         "prediction": "impossible to determine.",
         "choices": CHOICES,
         "answer": "B",
+        "dataset": "realtimeqa",
     },
-    {"id": 1, "condition": "rs50", "prediction": "B.\nQuestion: ...", "choices": CHOICES, "answer": "B"},
+    {
+        "id": 1,
+        "condition": "rs50",
+        "prediction": "B.\nQuestion: ...",
+        "choices": CHOICES,
+        "answer": "B",
+        "dataset": "realtimeqa",
+    },
     # sample 2: gold C
-    {"id": 2, "condition": "original", "prediction": "The answer is C.", "choices": CHOICES, "answer": "C"},
-    {"id": 2, "condition": "substituted", "prediction": "(C)", "choices": CHOICES, "answer": "C"},
-    {"id": 2, "condition": "rs50", "prediction": "ground beef", "choices": CHOICES, "answer": "C"},
+    {
+        "id": 2,
+        "condition": "original",
+        "prediction": "The answer is C.",
+        "choices": CHOICES,
+        "answer": "C",
+        "dataset": "realtimeqa",
+    },
+    {
+        "id": 2,
+        "condition": "substituted",
+        "prediction": "(C)",
+        "choices": CHOICES,
+        "answer": "C",
+        "dataset": "realtimeqa",
+    },
+    {
+        "id": 2,
+        "condition": "rs50",
+        "prediction": "ground beef",
+        "choices": CHOICES,
+        "answer": "C",
+        "dataset": "realtimeqa",
+    },
     # sample 3: gold A
-    {"id": 3, "condition": "original", "prediction": "A", "choices": CHOICES, "answer": "A"},
-    {"id": 3, "condition": "substituted", "prediction": "D", "choices": CHOICES, "answer": "A"},
-    {"id": 3, "condition": "rs50", "prediction": "(D)Whole milk", "choices": CHOICES, "answer": "A"},
+    {
+        "id": 3,
+        "condition": "original",
+        "prediction": "A",
+        "choices": CHOICES,
+        "answer": "A",
+        "dataset": "realtimeqa",
+    },
+    {
+        "id": 3,
+        "condition": "substituted",
+        "prediction": "D",
+        "choices": CHOICES,
+        "answer": "A",
+        "dataset": "realtimeqa",
+    },
+    {
+        "id": 3,
+        "condition": "rs50",
+        "prediction": "(D)Whole milk",
+        "choices": CHOICES,
+        "answer": "A",
+        "dataset": "realtimeqa",
+    },
 ]
 
 
@@ -94,11 +151,11 @@ def test_score_qa_accuracy_per_condition_and_rpg(tmp_path, capsys):
     )
     assert code == 0 and "error:" not in err
     summary = json.loads(out)
-    assert summary["conditions"]["original"] == {"accuracy": 1.0, "num_samples": 3, "unanswered": 0}
+    assert summary["conditions"]["original"] == {"accuracy": 1.0, "num_samples": 3, "unparsed": 0}
     assert summary["conditions"]["substituted"] == {
         "accuracy": pytest.approx(1 / 3),
         "num_samples": 3,
-        "unanswered": 1,
+        "unparsed": 1,
     }
     assert summary["conditions"]["rs50"]["accuracy"] == pytest.approx(2 / 3)
     gain = summary["relative_performance_gain"]
@@ -111,26 +168,25 @@ def test_score_qa_accuracy_per_condition_and_rpg(tmp_path, capsys):
 
 def test_score_qa_without_conditions(tmp_path, capsys):
     rows = [
-        {"prediction": "(A)", "choices": ["x", "y"], "answer": "A"},
-        {"prediction": "y", "choices": ["x", "y"], "answer": "A"},
+        {"prediction": "(A)", "choices": ["x", "y"], "answer": "A", "dataset": "realtimeqa"},
+        {"prediction": "y", "choices": ["x", "y"], "answer": "A", "dataset": "realtimeqa"},
     ]
     code, out, _ = _run(capsys, "score", str(_write_jsonl(tmp_path / "qa.jsonl", rows)), "--task", "qa")
     summary = json.loads(out)
     assert code == 0 and summary["conditions"] == {
-        "all": {"accuracy": 0.5, "num_samples": 2, "unanswered": 0}
+        "all": {"accuracy": 0.5, "num_samples": 2, "unparsed": 0}
     }
     assert "relative_performance_gain" not in summary
 
 
-def test_score_qa_chain_of_thought(tmp_path, capsys):
+def test_score_qa_chain_of_thought_is_the_aqua_dataset(tmp_path, capsys):
     rows = [{"prediction": "2 + 2 = 4. The answer is (B).", "choices": ["3", "4", "5"], "answer": "B"}]
-    code, out, _ = _run(
-        capsys, "score", str(_write_jsonl(tmp_path / "cot.jsonl", rows)), "--task", "qa", "--chain-of-thought"
-    )
+    path = str(_write_jsonl(tmp_path / "cot.jsonl", rows))
+    code, out, _ = _run(capsys, "score", path, "--task", "qa", "--dataset", "aqua")
     assert code == 0 and json.loads(out)["conditions"]["all"]["accuracy"] == 1.0
 
 
-GOOD_QA = {"prediction": "A", "choices": ["x", "y"], "answer": "A"}
+GOOD_QA = {"prediction": "A", "choices": ["x", "y"], "answer": "A", "dataset": "realtimeqa"}
 
 
 @pytest.mark.parametrize(
@@ -147,27 +203,27 @@ GOOD_QA = {"prediction": "A", "choices": ["x", "y"], "answer": "A"}
         ("recovery", [], r"rows\.jsonl: no rows to score"),
         (
             "qa",
-            [GOOD_QA, {"prediction": "A", "choices": "x y", "answer": "A"}],
+            [GOOD_QA, {"prediction": "A", "choices": "x y", "answer": "A", "dataset": "realtimeqa"}],
             r"rows\.jsonl:2: field 'choices' must be a list",
         ),
         (
             "qa",
-            [{"prediction": "A", "choices": ["x", "y"], "answer": "C"}],
+            [{"prediction": "A", "choices": ["x", "y"], "answer": "C", "dataset": "realtimeqa"}],
             r"rows\.jsonl:1: field 'answer' must be one of the letters A, B",
         ),
         (
             "qa",
-            [{"prediction": "A", "choices": ["x", "y"], "answer": "AB"}],
+            [{"prediction": "A", "choices": ["x", "y"], "answer": "AB", "dataset": "realtimeqa"}],
             r"rows\.jsonl:1: field 'answer' must be one of the letters A, B",
         ),
         (
             "qa",
-            [GOOD_QA, {"prediction": "A", "choices": ["x", "y"], "answer": ""}],
+            [GOOD_QA, {"prediction": "A", "choices": ["x", "y"], "answer": "", "dataset": "realtimeqa"}],
             r"rows\.jsonl:2: field 'answer' must be one of the letters A, B",
         ),
         (
             "qa",
-            [{"prediction": 3, "choices": ["x", "y"], "answer": "A"}],
+            [{"prediction": 3, "choices": ["x", "y"], "answer": "A", "dataset": "realtimeqa"}],
             r"rows\.jsonl:1: field 'prediction' must be a string, got 3",
         ),
         (
@@ -227,9 +283,18 @@ def test_undefined_rpg_is_stated_in_the_summary_as_run_states_it(tmp_path, capsy
     ("extra", "message"),
     [
         (["--task", "ner"], "Invalid value for '--task': 'ner' is not one of 'recovery', 'qa'"),
-        (["--task", "qa", "--confidence-level", "1.5"], "Invalid value for '--confidence-level': Input should be less than"),
-        (["--task", "qa", "--confidence-level", "1"], "--confidence-level must be between 0 and 1 (exclusive), got 1.0"),
-        (["--task", "qa", "--n-resamples", "0"], "Invalid value for '--n-resamples': Input should be greater than"),
+        (
+            ["--task", "qa", "--confidence-level", "1.5"],
+            "Invalid value for '--confidence-level': Input should be less than",
+        ),
+        (
+            ["--task", "qa", "--confidence-level", "1"],
+            "--confidence-level must be between 0 and 1 (exclusive), got 1.0",
+        ),
+        (
+            ["--task", "qa", "--n-resamples", "0"],
+            "Invalid value for '--n-resamples': Input should be greater than",
+        ),
     ],
 )
 def test_score_bad_options(tmp_path, capsys, extra, message):
@@ -254,6 +319,8 @@ def test_reproduce_prints_tables_beside_the_paper(shared_data, tmp_path, capsys)
         "reproduce",
         "--outputs",
         str(shared_data / "paper_outputs"),
+        "--parser",
+        "paper",
         "--json",
         str(tmp_path / "cells.json"),
     )
@@ -304,3 +371,77 @@ def test_reproduced_tables_cut_no_number_or_name_on_a_narrow_console():
     assert text.count("100.00") == 2 * len(columns)
     assert "Acc question rs20" in text and "exemplars rs100" in text and "Llama-2-70b" in text
     assert "11 of 11 cells match the paper" in text
+
+
+def test_many_files_and_folders_in_one_call(tmp_path, capsys):
+    """One summary per file, a combined JSON on stdout, and the metric modules loaded once for all."""
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for name in ("a", "b"):
+        _write_jsonl(folder / f"{name}.jsonl", QA_ROWS)
+    single = _write_jsonl(tmp_path / "c.jsonl", QA_ROWS[:3])
+    details = tmp_path / "details.jsonl"
+    code, out, err = _run(
+        capsys, "score", str(folder), str(single), "--task", "qa", "--details", str(details)
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["reader"] == "careful" and document["units"] == "fraction"
+    assert [Path(s["file"]).name for s in document["files"]] == ["a.jsonl", "b.jsonl", "c.jsonl"]
+    assert len(err.strip().splitlines()) == 3  # one human line per file, in percent
+    assert "Acc 100.00%" in err
+    rows = [json.loads(line) for line in details.read_text().splitlines()]
+    assert len(rows) == 9 + 9 + 3 and {row["reader"] for row in rows} == {"careful"}
+    assert {"file", "line", "parsed", "rule"} <= set(rows[0])
+
+
+def test_the_paper_reader_is_chosen_and_recorded(tmp_path, capsys):
+    rows = [
+        {
+            "prediction": "(C) A map, I think",
+            "choices": ["A map", "A car", "A ship"],
+            "answer": "A",
+            "dataset": "dream",
+        }
+    ]
+    path = str(_write_jsonl(tmp_path / "rows.jsonl", rows))
+    _, careful, _ = _run(capsys, "score", path, "--task", "qa")
+    _, paper, _ = _run(capsys, "score", path, "--task", "qa", "--parser", "paper")
+    careful, paper = json.loads(careful), json.loads(paper)
+    # the paper's rules read a choice's text before a letter; a careful reader takes the letter it was given
+    assert (careful["reader"], paper["reader"]) == ("careful", "paper")
+    assert careful["conditions"]["all"]["accuracy"] == 0.0 and paper["conditions"]["all"]["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("rows", "extra", "message"),
+    [
+        (
+            [{**GOOD_QA, "dataset": "squad"}],
+            [],
+            r"rows\.jsonl:1: field 'dataset' must be one of realtimeqa, dream, aqua",
+        ),
+        (
+            [{k: v for k, v in GOOD_QA.items() if k != "dataset"}],
+            [],
+            r"rows\.jsonl:1: field 'dataset' is missing",
+        ),
+        (
+            [{k: v for k, v in GOOD_QA.items() if k != "dataset"} | {"choices": ["a", "b", "c", "d"]}],
+            ["--dataset", "dream"],
+            r"rows\.jsonl:1: field 'choices' must be a list of 1 to 3 strings for dream",
+        ),
+        (
+            [GOOD_QA],
+            ["--parser", "fancy"],
+            "Invalid value for '--parser': 'fancy' is not one of 'paper', 'careful'",
+        ),
+    ],
+)
+def test_reader_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, rows, extra, message):
+    path = _write_jsonl(tmp_path / "rows.jsonl", rows)
+    details = tmp_path / "details.jsonl"
+    code, out, err = _run(capsys, "score", str(path), "--task", "qa", "--details", str(details), *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert re.search(message, err), err
+    assert not details.exists()
