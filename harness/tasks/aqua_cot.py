@@ -35,6 +35,17 @@ class AquaChainOfThought(MultipleChoiceTask):
         paper_tables={"aqua": "table1_aqua_fewshot_cot_acc"},
     )
 
+    def export_slug(self, config: TaskConfig) -> str:
+        """The task already names its one dataset.
+
+        >>> [AQUA_COT.export_slug(TaskConfig("aqua-cot", "aqua", "rs100", rate)) for rate in (0, 50)]
+        ['aqua_cot_rs100', 'aqua_cot_rs100_exemplars50']
+        """
+        exemplars = (
+            "" if config.exemplar_rate == self.exemplar_rates[0] else f"_exemplars{config.exemplar_rate}"
+        )
+        return f"aqua_cot_{config.scramble_type}{exemplars}"
+
     def demonstration(self, config: TaskConfig, seed: int) -> str:
         return prompts.aqua_demonstration(
             prompts.scrambled_aqua_exemplar_questions(config.exemplar_rate, seed)

@@ -148,6 +148,20 @@ class Task(ABC):
         """The config of the same task, dataset and exemplar rate at another scramble type."""
         return TaskConfig(self.name, config.dataset, scramble_type, config.exemplar_rate)
 
+    def export_slug(self, config: TaskConfig) -> str:
+        """The config's name in other harnesses (lm-eval's ``scrambled_bench_<slug>``, lighteval's
+        ``scrambled_bench:<slug>``): task, dataset, type, and the exemplar rate where it is not the first
+        (unscrambled exemplars); lower case and underscores, as both harnesses' task names are.
+
+        >>> config = TaskConfig("scrqa", "dream", "kfl")
+        >>> config.definition.export_slug(config)
+        'scrqa_dream_kfl'
+        """
+        parts = [self.name, config.dataset, config.scramble_type]
+        if config.exemplar_rate is not None and config.exemplar_rate != self.exemplar_rates[0]:
+            parts.append(f"exemplars{config.exemplar_rate}")
+        return "_".join(parts).replace("-", "_")
+
     def baseline(self, config: TaskConfig) -> TaskConfig | None:
         """The unscrambled config that prompt-token inflation is measured against (None: no such config)."""
         return None

@@ -43,6 +43,16 @@ class ScrambledSentenceRecovery(Task):
             paper_tables={"realtimeqa": f"table{paper_table}_scrrec_realtimeqa_{shots.replace('-', '')}"},
         )
 
+    def export_slug(self, config: TaskConfig) -> str:
+        """Zero-shot is the plain name, few-shot says so after the type.
+
+        >>> config = TaskConfig("scrrec-few-shot", "realtimeqa", "rs50")
+        >>> config.definition.export_slug(config)
+        'scrrec_realtimeqa_rs50_fewshot'
+        """
+        slug = f"scrrec_{config.dataset}_{config.scramble_type}"
+        return f"{slug}_fewshot" if self.few_shot else slug
+
     def keeps(self, row: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) -> bool:
         # several weekly questions can share one evidence text: recover each text once
         return all(row["original"] != other["original"] for other in selected)
