@@ -1,0 +1,14 @@
+"""The benchmark's tasks for other evaluation harnesses, made from the package's own task definitions.
+
+- ``task_export``: what every export shares, harness-neutral: which configs are exported and under which
+  names, the documents (prompt, gold, scoring metadata) a dataset row becomes, per-sample scoring and the
+  aggregate metrics, all through the :class:`~scrambled_bench.harness.tasks.base.Task` objects, the answer
+  readers and the packaged metric modules that ``run`` and ``score`` use;
+- ``lm_eval``: the generator of lm-evaluation-harness task YAML (the copy in ``lm_eval_tasks/`` ships as
+  package data, for ``--include_path "$(scrambled-bench lm-eval-path)"``), and ``lm_eval_hooks``, the
+  functions those YAML files name with ``!function``;
+- ``lm_eval_samples``: lm-eval's ``--log_samples`` output read back and scored as ``run`` scores (RPG
+  included, which lm-eval's groups cannot compute);
+- ``lighteval_tasks``: lighteval's ``--custom-tasks`` module (``TASKS_TABLE``); it imports lighteval,
+  so it needs the ``harness`` extra.
+"""
