@@ -252,3 +252,29 @@ def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) 
             reason = gain.get("relative_performance_gain_undefined")
             parts.append(f"{condition} RPG {_percent(value)}" + (f" (undefined: {reason})" if reason else ""))
         out.print(f"{summary['file']} ({summary['reader']} reader): " + "; ".join(parts))
+
+
+def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
+    """A harness's logged outputs as ``run`` scores them: one line per config (n, unparsed, ED, RR, Acc, RPG)."""
+    from rich.table import Table
+
+    table = Table(title=f"{document['source']} output in {document['folder']} ({document['reader']} reader)")
+    for column in ("config", "n", "unparsed", "ED", "RR %", "Acc %", "RPG %"):
+        table.add_column(column, no_wrap=True, justify="left" if column == "config" else "right")
+
+    def fmt(score: Mapping[str, Any] | None, digits: int) -> str:
+        if not score or score.get("value") is None:
+            return "-"
+        return f"{score['value']:.{digits}f}"
+
+    for name, entry in document["configs"].items():
+        table.add_row(
+            name,
+            str(entry["n_scored"]),
+            str(entry["unparsed"]),
+            fmt(entry.get("edit_distance"), 2),
+            fmt(entry.get("recovery_rate"), 1),
+            fmt(entry.get("accuracy"), 1),
+            fmt(entry.get("relative_performance_gain"), 1),
+        )
+    out.print(table)

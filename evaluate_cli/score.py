@@ -18,17 +18,32 @@ DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
 
 def score(
     files: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file."),
-    ],
+    ] = None,
     task: Annotated[
-        ScoreTaskChoice,
+        ScoreTaskChoice | None,
         typer.Option(
             "--task",
             help="recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, "
-            "dataset[, condition, id]).",
+            "dataset[, condition, id]); needed with FILES.",
         ),
-    ],
+    ] = None,
+    from_lm_eval: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-lm-eval",
+            help="Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): "
+            "ED, RR, Acc and RPG per config, as `run` scores them.",
+        ),
+    ] = None,
+    from_lighteval: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-lighteval",
+            help="The same for a lighteval --output-dir folder (run with --save-details).",
+        ),
+    ] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[
         DatasetChoice | None,
@@ -82,6 +97,11 @@ def score(
     Several files (or a folder) are scored in one call: one summary per
     file on stderr, and on stdout one JSON object per file in a list.
 
+    With --from-lm-eval (or --from-lighteval) the outputs that harness
+    logged on the exported scrambled_bench tasks are read again and scored
+    as `run` scores its own: a table per config on stderr, and on stdout a
+    document shaped like results.json (percent), RPG included.
+
     Examples:
 
         scrambled-bench score preds.jsonl --task recovery
@@ -89,6 +109,8 @@ def score(
         scrambled-bench score answers.jsonl --task qa --dataset dream --details parsed.jsonl
 
         scrambled-bench score outputs/ --task qa --parser paper --confidence-level 0.95
+
+        scrambled-bench score --from-lm-eval lm_eval_out/
     """
     from scrambled_bench.evaluate_cli.display import console, print_score_summaries
     from scrambled_bench.metrics.score_files import score_files, write_details
@@ -97,6 +119,24 @@ def score(
         raise ScrambledBenchError(
             f"--confidence-level must be between 0 and 1 (exclusive), got {confidence_level}"
         )
+    harness_folders = {"lm-eval": from_lm_eval, "lighteval": from_lighteval}
+    given = {source: folder for source, folder in harness_folders.items() if folder is not None}
+    if given:
+        if len(given) > 1 or files:
+            raise ScrambledBenchError(
+                "give prediction FILES, --from-lm-eval or --from-lighteval, one of them per call"
+            )
+        for option, value in (("--task", task), ("--dataset", dataset), ("--details", details)):
+            if value is not None:
+                raise ScrambledBenchError(
+                    f"{option} applies to prediction FILES, not to a harness's output folder"
+                )
+        _score_harness_output(*given.popitem(), parser.value, confidence_level, n_resamples, seed)
+        return
+    if not files:
+        raise ScrambledBenchError("give prediction FILES (with --task), --from-lm-eval or --from-lighteval")
+    if task is None:
+        raise ScrambledBenchError("--task recovery|qa is needed to score prediction FILES")
     summaries, rows = score_files(
         files,
         task=task.value,
@@ -111,6 +151,24 @@ def score(
     print_score_summaries(summaries, console(stderr=True))
     document = dict(summaries[0]) if len(summaries) == 1 else {"reader": parser.value, "files": summaries}
     document["units"] = "fraction"  # the metric modules' unit; the lines on stderr are in percent
+    typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def _score_harness_output(
+    source: str, folder: Path, reader: str, confidence_level: float | None, n_resamples: int, seed: int
+) -> None:
+    from scrambled_bench.evaluate_cli.display import console, print_config_scores
+    from scrambled_bench.harness.exports.logged_samples import score_harness_output
+
+    document = score_harness_output(
+        source,
+        folder,
+        reader=reader,
+        confidence_level=confidence_level if confidence_level is not None else 0.95,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    print_config_scores(document, console(stderr=True))
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 

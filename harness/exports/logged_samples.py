@@ -1,0 +1,224 @@
+"""Outputs logged by lm-eval (``--log_samples``) or lighteval (``--save-details``) on the exported tasks, read
+back and scored exactly as ``run`` scores its own: every score of results.json per config (ED, RR, Acc,
+RPG with its anchors, DREAM per category, bootstrap intervals), through :func:`results.compute_results`.
+
+Neither harness can compute RPG (it pairs a scrambled config's samples with the ``original`` and ``sub``
+configs' by id), and each computes its own aggregates; this is the one path from their logs to the
+paper's full table, and the check that a harness's numbers are ``run``'s. Each logged document carries the
+scoring metadata (``meta`` in lm-eval's ``doc``, ``doc.specific`` in lighteval's details), so nothing but
+the raw output is taken from the harness.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.exports.task_export import PREFIX, config_of, document_meta, exported_tasks
+from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.metrics.readers import DEFAULT_READER
+
+#: lm-eval names its per-task logs samples_<task>_<date>.jsonl (date like 2026-11-23T13-22-33.501500)
+LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.jsonl$")
+#: lighteval: details_<task>|<shots>_<date>.parquet
+LIGHTEVAL_DETAILS = re.compile(r"^details_(?P<task>.+)\|\d+_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.parquet$")
+
+
+@dataclass(frozen=True)
+class LoggedSample:
+    """One logged output with the scoring metadata of its document; ``where`` names it in messages."""
+
+    meta: Mapping[str, Any]
+    output: str
+    where: str
+
+    @property
+    def config(self) -> TaskConfig:
+        return config_of(self.meta)
+
+
+def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str, Path]:
+    """The newest log file of each exported task among ``files`` (a folder re-run keeps the old logs), by
+    the date in its name; files of other tasks are left out.
+
+    >>> files = [Path("m/samples_scrambled_bench_scrqa_dream_kfl_2026-01-02T10-00-00.1.jsonl"),
+    ...          Path("m/samples_scrambled_bench_scrqa_dream_kfl_2026-01-03T09-00-00.1.jsonl"),
+    ...          Path("m/samples_hellaswag_2026-01-03T09-00-00.1.jsonl")]
+    >>> {task: path.name[-27:] for task, path in newest_per_task(files, LM_EVAL_SAMPLES).items()}
+    {'scrambled_bench_scrqa_dream_kfl': '2026-01-03T09-00-00.1.jsonl'}
+    """
+    newest: dict[str, tuple[str, Path]] = {}
+    for path in files:
+        match = pattern.match(path.name)
+        if match is None or not match["task"].startswith(PREFIX):
+            continue
+        task, date = match["task"], match["date"]
+        if task not in newest or date > newest[task][0]:
+            newest[task] = (date, path)
+    return {task: path for task, (_, path) in sorted(newest.items())}
+
+
+def _one_model(folder: Path, files: Mapping[str, Path], depth: int) -> None:
+    """Refuse a folder whose logs come from several models: their samples must not be pooled."""
+    models = sorted({str(path.parents[depth].relative_to(folder)) for path in files.values()})
+    if len(models) > 1:
+        raise ScrambledBenchError(
+            f"{folder} holds logs of several models ({', '.join(models)}); give one model's folder"
+        )
+
+
+def lm_eval_samples(folder: Path) -> list[LoggedSample]:
+    """The logged samples of the exported tasks under an lm-eval ``--output_path`` folder (any depth: lm-eval
+    writes into a folder per model). Raw outputs (``resps``) are taken, before lm-eval's filters."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScrambledBenchError(f"{folder}: no such folder (give lm_eval's --output_path)")
+    files = newest_per_task(folder.rglob("samples_*.jsonl"), LM_EVAL_SAMPLES)
+    if not files:
+        raise ScrambledBenchError(
+            f"{folder}: no logged samples of a {PREFIX} task (samples_{PREFIX}_*.jsonl); "
+            f"run lm_eval with --log_samples --output_path {folder}"
+        )
+    _one_model(folder, files, 0)
+    samples = []
+    for path in files.values():
+        from scrambled_bench.io import read_jsonl
+
+        for line, row in read_jsonl(path, required=("doc", "resps")):
+            where = f"{path}:{line}"
+            samples.append(LoggedSample(_meta(row["doc"], where), _first_text(row["resps"], where), where))
+    return samples
+
+
+def lighteval_details(folder: Path) -> list[LoggedSample]:
+    """The details of the exported tasks under a lighteval ``--output-dir`` folder (``--save-details``)."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScrambledBenchError(f"{folder}: no such folder (give lighteval's --output-dir)")
+    files = newest_per_task(folder.rglob("details_*.parquet"), LIGHTEVAL_DETAILS)
+    if not files:
+        raise ScrambledBenchError(
+            f"{folder}: no details of a {PREFIX} task (details_{PREFIX}:*.parquet); "
+            f"run lighteval with --save-details --output-dir {folder}"
+        )
+    _one_model(folder, files, 1)  # details/<provider>/<model>/<date>/details_*.parquet
+    samples = []
+    for path in files.values():
+        for index, row in enumerate(pq.read_table(path).to_pylist()):
+            where = f"{path}: row {index}"
+            doc, response = row.get("doc") or {}, row.get("model_response") or {}
+            samples.append(
+                LoggedSample(
+                    _meta({"meta": doc.get("specific")}, where),
+                    _first_text(response.get("text"), where),
+                    where,
+                )
+            )
+    return samples
+
+
+def _meta(doc: Any, where: str) -> dict[str, Any]:
+    if not isinstance(doc, Mapping) or not doc.get("meta"):
+        raise ScrambledBenchError(
+            f"{where}: the logged document has no scoring metadata ('meta'); is it a {PREFIX} task?"
+        )
+    try:
+        meta = document_meta(doc)
+        config_of(meta)
+    except (ValueError, KeyError, TypeError, ScrambledBenchError) as exc:
+        raise ScrambledBenchError(f"{where}: unreadable scoring metadata ({exc})") from None
+    # parquet gives every row of a struct column all of its fields; a field absent from the row is None
+    return {key: value for key, value in meta.items() if value is not None}
+
+
+def _first_text(value: Any, where: str) -> str:
+    """The first generation of a logged response: lm-eval logs ``[[text]]``, lighteval ``[text]``."""
+    while isinstance(value, list) and value:
+        value = value[0]
+    if value is None or value == []:
+        return ""
+    if not isinstance(value, str):
+        raise ScrambledBenchError(f"{where}: the logged response is not text: {json.dumps(value)[:60]}")
+    return value
+
+
+def score_logged(
+    samples: Sequence[LoggedSample],
+    *,
+    reader: str = DEFAULT_READER,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """results.json's ``configs`` section for the logged samples (percent, as results.json), in the paper
+    suite's order, read with the answer ``reader`` as ``run`` reads a chat answer.
+
+    >>> from scrambled_bench.harness.exports.task_export import ExportedTask
+    >>> def logged(type_, output):
+    ...     [doc] = ExportedTask(TaskConfig("scrqa", "dream", type_)).documents(
+    ...         [{"id": "d1", "scrambled": "W: Hi.", "question": "Who?", "choices": ["W", "M", "N"], "answer": "A"}])
+    ...     return LoggedSample(document_meta(doc), output, "test")
+    >>> configs = score_logged([logged("original", "A"), logged("kfl", "A"), logged("sub", "B")])
+    >>> configs["scrqa/dream/kfl"]["accuracy"]["value"], configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"]
+    (100.0, 100.0)
+    """
+    from scrambled_bench.harness.results import ConfigSamples, compute_results
+
+    by_config: dict[TaskConfig, list[LoggedSample]] = defaultdict(list)
+    for sample in samples:
+        by_config[sample.config].append(sample)
+    order = {task.config: index for index, task in enumerate(exported_tasks("letters"))}
+    collected = {}
+    for config in sorted(by_config, key=lambda c: (order.get(c, len(order)), c)):
+        seen: dict[str, str] = {}
+        config_samples = ConfigSamples(config)
+        for sample in by_config[config]:
+            identifier = str(sample.meta["id"])
+            if identifier in seen:
+                raise ScrambledBenchError(
+                    f"{sample.where}: sample {identifier!r} of {config.name} is logged twice (first at {seen[identifier]})"
+                )
+            seen[identifier] = sample.where
+            scored = config.definition.score(sample.meta, sample.output, chat=True, reader=reader)
+            config_samples.scored.append({**sample.meta, "output": sample.output, **scored})
+        collected[config] = config_samples
+    return compute_results(collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+
+
+SOURCES = {"lm-eval": lm_eval_samples, "lighteval": lighteval_details}
+
+
+def score_harness_output(
+    source: str,
+    folder: Path,
+    *,
+    reader: str = DEFAULT_READER,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The scores of a harness's logged output folder, as a document like results.json (percent)."""
+    samples = SOURCES[source](Path(folder))
+    configs = score_logged(
+        samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+    )
+    return {
+        "source": source,
+        "folder": str(folder),
+        "reader": reader,
+        "units": {
+            "recovery_rate": "percent",
+            "accuracy": "percent",
+            "relative_performance_gain": "percent",
+            "edit_distance": "characters (mean Levenshtein distance)",
+        },
+        "configs": configs,
+    }
