@@ -4,6 +4,8 @@
 - ``score.py``: ``score``, ``reproduce`` (the metrics)
 - ``run.py``: ``run`` (evaluating a model)
 - ``report.py``: ``report`` (tables and plots from run folders)
+- ``harnesses.py``: ``lm-eval-path`` (the tasks for lm-evaluation-harness)
+- ``metrics_hub.py``: ``push-metrics`` (the metric modules as Hub Spaces)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
 (``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
@@ -24,7 +26,7 @@ import typer
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, report, run, score
+from scrambled_bench.evaluate_cli import build, harnesses, metrics_hub, report, run, score
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -48,6 +50,8 @@ app.command("score")(score.score)
 app.command("reproduce")(score.reproduce)
 app.command("run", epilog=run.EPILOG)(run.run)
 app.command("report")(report.report)
+app.command("lm-eval-path")(harnesses.lm_eval_path)
+app.command("push-metrics")(metrics_hub.push_metrics)
 
 
 def _version_callback(value: bool) -> None:

@@ -178,6 +178,51 @@ def write_tasks(folder: Path, data: DataLocation = DataLocation()) -> Path:
     return folder
 
 
+def data_location(data: str, revision: str | None = None) -> DataLocation:
+    """The tasks' data from what a user names: an existing build folder (made absolute, so lm-eval finds it
+    from anywhere) or a Hub dataset id with an optional revision.
+
+    >>> data_location("org/scrambled_bench", "v1.0.0")
+    DataLocation(path='org/scrambled_bench', revision='v1.0.0')
+    >>> data_location("./no_such_build")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --data ./no_such_build: no such folder (and not a Hub id owner/name); build it with `scrambled-bench build --out ./no_such_build`
+    """
+    from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.hub import is_repo_id
+
+    path = Path(data).expanduser()
+    if path.is_dir():
+        if revision is not None:
+            raise ScrambledBenchError(
+                f"--revision applies to a Hub dataset id (owner/name), not to the folder {data}"
+            )
+        return DataLocation(str(path.resolve()))
+    if is_repo_id(data) and not data.startswith("."):
+        return DataLocation(data, revision)
+    raise ScrambledBenchError(
+        f"--data {data}: no such folder (and not a Hub id owner/name); build it with `scrambled-bench build --out {data}`"
+    )
+
+
+def default_folder(data: DataLocation) -> Path:
+    """Where ``lm-eval-path --data`` writes the tasks for ``data`` unless told: a folder per data location
+    and package version in the user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``).
+
+    >>> default_folder(DataLocation("org/scrambled_bench", "v1.0.0")).parent.name
+    'lm_eval_tasks'
+    """
+    import hashlib
+    import os
+
+    from scrambled_bench import __version__
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = hashlib.sha256(f"{__version__}\0{data.path}\0{data.revision}".encode()).hexdigest()[:12]
+    return cache / "scrambled_bench" / "lm_eval_tasks" / key
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m scrambled_bench.harness.exports.lm_eval FOLDER``: regenerate the packaged YAML there."""
     arguments = list(sys.argv[1:] if argv is None else argv)
