@@ -12,6 +12,7 @@ Real servers for the evaluation tests, all on 127.0.0.1:
 - ``tgi_schema_server``: ``servers/tgi_schema_server.py``, TGI's ``/generate``, ``/info``, ``/health``
   schema backed by the same GGUF run by llama.cpp in-process (real model outputs, not canned text);
 - ``fault_proxy``: a factory starting ``servers/fault_proxy.py`` in front of a server;
+- ``recording_proxy``: ``servers/recording_proxy.py`` in front of ``llama_server``, listing what clients sent;
 - ``fixed_delay_server``: ``servers/fixed_delay_server.py``, OpenAI-shaped answers after a fixed delay.
 
 Each server is a subprocess; a fixture waits until it answers and kills it (and only it) afterwards.
@@ -242,6 +243,26 @@ def fault_proxy(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     yield start
     for server in started:
         _stop(server)
+
+
+@pytest.fixture(scope="session")
+def recording_proxy(
+    llama_server: RunningServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningServer]:
+    """``servers/recording_proxy.py`` in front of ``llama_server``: forwards everything unchanged; ``GET
+    /_requests`` lists the POST bodies it forwarded (what a client really sent)."""
+    port = free_port()
+    command = [
+        sys.executable,
+        str(SERVERS_DIR / "recording_proxy.py"),
+        "--upstream",
+        llama_server.root_url,
+        "--port",
+        str(port),
+    ]
+    server = _start(command, "/_requests", tmp_path_factory.mktemp("recording_proxy") / "proxy.log", port)
+    yield server
+    _stop(server)
 
 
 @pytest.fixture(scope="session")
