@@ -191,5 +191,27 @@ def builtin_task_names() -> set[str]:
     return {name for module in imported for name in Registry._extract_configs(module)}
 
 
+def task_lists(tasks: Sequence[ExportedTask]) -> list[str]:
+    """The exported task names as comma-separated lists, one per stop-sequence family (ScrRec, ScrQA, AQuA).
+
+    lighteval 0.13's litellm client sends every document of a command once per family present, each time
+    with that family's stop sequences and token cap, and keeps the first answers
+    (huggingface/lighteval#1177): through that client, run one list per command.
+
+    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> task_lists([ExportedTask(TaskConfig("scrqa", "dream", "kfl")), ExportedTask(TaskConfig("scrrec-zero-shot", "realtimeqa", "kf")),
+    ...             ExportedTask(TaskConfig("scrqa", "dream", "sub"))])
+    ['scrambled_bench:scrqa_dream_kfl,scrambled_bench:scrqa_dream_sub', 'scrambled_bench:scrrec_realtimeqa_kf']
+    """
+    families: dict[tuple[str, ...], list[str]] = {}
+    for task in tasks:
+        families.setdefault(tuple(task.task.stop), []).append(task.lighteval_name)
+    return [",".join(names) for names in families.values()]
+
+
 TASKS_TABLE: list[LightevalTaskConfig] = [task_config(exported) for exported in exported_tasks()]
 refuse_collisions([config.name for config in TASKS_TABLE], builtin_task_names())
+
+if __name__ == "__main__":
+    # `python -m scrambled_bench.harness.exports.lighteval_tasks`: one task list per line, for a shell loop
+    print("\n".join(task_lists(exported_tasks())))

@@ -43,6 +43,13 @@ class LoggedSample:
         return config_of(self.meta)
 
 
+def exported_logs(files: Iterable[Path], pattern: re.Pattern[str]) -> list[Path]:
+    """The log files among ``files`` that belong to exported tasks (named by ``pattern``)."""
+    return [
+        path for path in files if (match := pattern.match(path.name)) and match["task"].startswith(PREFIX)
+    ]
+
+
 def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str, Path]:
     """The newest log file of each exported task among ``files`` (a folder re-run keeps the old logs), by
     the date in its name; files of other tasks are left out.
@@ -54,19 +61,18 @@ def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str
     {'scrambled_bench_scrqa_dream_kfl': '2026-01-03T09-00-00.1.jsonl'}
     """
     newest: dict[str, tuple[str, Path]] = {}
-    for path in files:
+    for path in exported_logs(files, pattern):
         match = pattern.match(path.name)
-        if match is None or not match["task"].startswith(PREFIX):
-            continue
+        assert match is not None
         task, date = match["task"], match["date"]
         if task not in newest or date > newest[task][0]:
             newest[task] = (date, path)
     return {task: path for task, (_, path) in sorted(newest.items())}
 
 
-def _one_model(folder: Path, files: Mapping[str, Path], depth: int) -> None:
+def _one_model(folder: Path, files: Sequence[Path], depth: int) -> None:
     """Refuse a folder whose logs come from several models: their samples must not be pooled."""
-    models = sorted({str(path.parents[depth].relative_to(folder)) for path in files.values()})
+    models = sorted({str(path.parents[depth].relative_to(folder)) for path in files})
     if len(models) > 1:
         raise ScrambledBenchError(
             f"{folder} holds logs of several models ({', '.join(models)}); give one model's folder"
@@ -79,13 +85,14 @@ def lm_eval_samples(folder: Path) -> list[LoggedSample]:
     folder = Path(folder)
     if not folder.is_dir():
         raise ScrambledBenchError(f"{folder}: no such folder (give lm_eval's --output_path)")
-    files = newest_per_task(folder.rglob("samples_*.jsonl"), LM_EVAL_SAMPLES)
-    if not files:
+    logs = exported_logs(folder.rglob("samples_*.jsonl"), LM_EVAL_SAMPLES)
+    if not logs:
         raise ScrambledBenchError(
             f"{folder}: no logged samples of a {PREFIX} task (samples_{PREFIX}_*.jsonl); "
             f"run lm_eval with --log_samples --output_path {folder}"
         )
-    _one_model(folder, files, 0)
+    _one_model(folder, logs, 0)  # lm-eval writes <output_path>/<model>/samples_*.jsonl
+    files = newest_per_task(logs, LM_EVAL_SAMPLES)
     samples = []
     for path in files.values():
         from scrambled_bench.io import read_jsonl
@@ -103,13 +110,14 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
     folder = Path(folder)
     if not folder.is_dir():
         raise ScrambledBenchError(f"{folder}: no such folder (give lighteval's --output-dir)")
-    files = newest_per_task(folder.rglob("details_*.parquet"), LIGHTEVAL_DETAILS)
-    if not files:
+    logs = exported_logs(folder.rglob("details_*.parquet"), LIGHTEVAL_DETAILS)
+    if not logs:
         raise ScrambledBenchError(
             f"{folder}: no details of a {PREFIX} task (details_{PREFIX}:*.parquet); "
             f"run lighteval with --save-details --output-dir {folder}"
         )
-    _one_model(folder, files, 1)  # details/<provider>/<model>/<date>/details_*.parquet
+    _one_model(folder, logs, 1)  # lighteval writes details/<provider>/<model>/<date>/details_*.parquet
+    files = newest_per_task(logs, LIGHTEVAL_DETAILS)
     samples = []
     for path in files.values():
         for index, row in enumerate(pq.read_table(path).to_pylist()):
