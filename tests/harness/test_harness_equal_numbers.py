@@ -153,7 +153,8 @@ def test_run_lm_eval_and_lighteval_give_the_same_numbers(
     lighteval_out = tmp_path / "lighteval_out"
     model_args = (
         f"model_name=openai/{served},base_url={recording_proxy.base_url},api_key=sk-no-key-required,"
-        # one request at a time: with more, litellm 1.10x races on its lazy imports and answers nothing
+        # one request at a time: with more, litellm 1.103 sometimes races on its lazy imports (ImportError in
+        # the calls), and lighteval counts the failed requests as empty answers
         f"max_model_length=2048,concurrent_requests=1,cache_dir={tmp_path / 'lighteval_cache'},"
         "generation_parameters={temperature:0.0}"
     )
