@@ -7,8 +7,9 @@
 - ``lm_eval``: the generator of lm-evaluation-harness task YAML (the copy in ``lm_eval_tasks/`` ships as
   package data, for ``--include_path "$(scrambled-bench lm-eval-path)"``), and ``lm_eval_hooks``, the
   functions those YAML files name with ``!function``;
-- ``lm_eval_samples``: lm-eval's ``--log_samples`` output read back and scored as ``run`` scores (RPG
-  included, which lm-eval's groups cannot compute);
-- ``lighteval_tasks``: lighteval's ``--custom-tasks`` module (``TASKS_TABLE``); it imports lighteval,
-  so it needs the ``harness`` extra.
+- ``lighteval_tasks``: lighteval's ``--custom-tasks`` module (``TASKS_TABLE``), and ``lighteval_cli``,
+  lighteval's command line started so that it runs beside this package; both import lighteval, so they
+  need the ``harness`` extra;
+- ``logged_samples``: lm-eval's ``--log_samples`` output or lighteval's details read back and scored as
+  ``run`` scores (RPG included, which neither harness can compute): ``score --from-lm-eval/--from-lighteval``.
 """

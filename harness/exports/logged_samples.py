@@ -43,11 +43,17 @@ class LoggedSample:
         return config_of(self.meta)
 
 
+def _log_task(path: Path, pattern: re.Pattern[str]) -> tuple[str, str] | None:
+    """The exported task and the date a log file's name gives, or None for any other file."""
+    match = pattern.match(path.name)
+    if match is None or not match["task"].startswith(PREFIX):
+        return None
+    return match["task"], match["date"]
+
+
 def exported_logs(files: Iterable[Path], pattern: re.Pattern[str]) -> list[Path]:
     """The log files among ``files`` that belong to exported tasks (named by ``pattern``)."""
-    return [
-        path for path in files if (match := pattern.match(path.name)) and match["task"].startswith(PREFIX)
-    ]
+    return [path for path in files if _log_task(path, pattern) is not None]
 
 
 def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str, Path]:
@@ -61,10 +67,11 @@ def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str
     {'scrambled_bench_scrqa_dream_kfl': '2026-01-03T09-00-00.1.jsonl'}
     """
     newest: dict[str, tuple[str, Path]] = {}
-    for path in exported_logs(files, pattern):
-        match = pattern.match(path.name)
-        assert match is not None
-        task, date = match["task"], match["date"]
+    for path in files:
+        named = _log_task(path, pattern)
+        if named is None:
+            continue
+        task, date = named
         if task not in newest or date > newest[task][0]:
             newest[task] = (date, path)
     return {task: path for task, (_, path) in sorted(newest.items())}

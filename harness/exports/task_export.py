@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from scrambled_bench.harness.tasks import Task, TaskConfig
+from scrambled_bench.harness.tasks import Metric, Task, TaskConfig
 
 PREFIX = "scrambled_bench"
 """The group (lm-eval), the superset (lighteval) and the first part of every exported task's name."""
@@ -80,7 +80,7 @@ class ExportedTask:
         return self.config.data_config
 
     @property
-    def metrics(self) -> tuple[Any, ...]:
+    def metrics(self) -> tuple[Metric, ...]:
         """The task's metrics a harness computes within this config (not RPG), in the task's order."""
         return tuple(metric for metric in self.task.metrics if metric.key in PER_CONFIG_METRICS)
 
