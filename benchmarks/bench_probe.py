@@ -88,6 +88,7 @@ def bench_fitting(train_per_type: int, eval_per_type: int, layers: int) -> None:
             f"features, {size / 2**20:.0f} MiB of float16 shards written in {time.perf_counter() - began:.1f} s"
         )
         load = layer_data_loader(FeatureCache(Path(folder)), DEFAULT_TYPES, train, evaluation)
+        fit_probes([0], load, n_resamples=10)  # warm-up: scikit-learn's imports and caches are not the fit's
         peaks = {}
         for count in (layers, 2 * layers):
             tracemalloc.start()
@@ -122,10 +123,13 @@ def main() -> None:
     parser.add_argument("--skip-extraction", action="store_true")
     parser.add_argument("--skip-fitting", action="store_true")
     args = parser.parse_args()
+    # other processes share these cores: the load average says how much of them this run could have
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     if not args.skip_fitting:
         bench_fitting(args.train_per_type, args.eval_per_type, args.layers)
     if not args.skip_extraction:
         bench_extraction(args.source_dir, args.samples, [int(b) for b in args.batch_sizes.split(",")])
+    print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak resident memory of this process: {peak_kib / 2**10:.0f} MiB ({sys.platform})")
 

@@ -16,8 +16,8 @@ from scrambled_bench.errors import ScrambledBenchError
 # kept in step with scrambled_bench.probing (data.DEFAULT_TYPES, run.DEFAULT_LIMIT_*); a test checks it, and
 # the CLI need not import the probing package (numpy, torch) to print its help
 DEFAULT_TYPES_TEXT = "original,rs20,rs50,rs100,kf,kfl,sub"
-DEFAULT_LIMIT_TRAIN = 32
-DEFAULT_LIMIT_EVAL = 16
+DEFAULT_LIMIT_TRAIN = 24
+DEFAULT_LIMIT_EVAL = 12
 
 
 class Device(str, Enum):
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
 
         Examples:
 
-          scrambled-bench probe   (the embedded SmolLM2-135M-Instruct, 32 + 16 questions per setting)
+          scrambled-bench probe   (the embedded SmolLM2-135M-Instruct, 24 + 12 questions per setting)
 
           scrambled-bench probe --types original,rs100,sub --limit-train 200 --limit-eval 100
 

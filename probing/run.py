@@ -68,8 +68,8 @@ from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import atomic_write_text
 
 #: the CPU-sized defaults: questions per setting (a few minutes for SmolLM2-135M on 2 cores)
-DEFAULT_LIMIT_TRAIN = 32
-DEFAULT_LIMIT_EVAL = 16
+DEFAULT_LIMIT_TRAIN = 24
+DEFAULT_LIMIT_EVAL = 12
 DEFAULT_RUNS = Path("runs")
 CONFIG_FILE = "probe_config.json"
 RESULT_FILE = "probe.json"
@@ -320,6 +320,27 @@ class _Progress:
             yield advance
 
 
+def _check_options(
+    limit_train: int | None,
+    limit_eval: int | None,
+    batch_size: int,
+    device: str,
+    confidence_level: float,
+    n_resamples: int,
+) -> None:
+    """The numeric and named options, each with a one-line error (the CLI's own bounds say the same)."""
+    check_limit("--limit-train", limit_train)
+    check_limit("--limit-eval", limit_eval)
+    if batch_size < 1:
+        raise ScrambledBenchError(f"--batch-size must be at least 1, got {batch_size}")
+    if device not in DEVICES:
+        raise ScrambledBenchError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
+    if not 0 < confidence_level < 1:
+        raise ScrambledBenchError(f"--confidence-level must be between 0 and 1, got {confidence_level}")
+    if n_resamples < 1:
+        raise ScrambledBenchError(f"--n-resamples must be at least 1, got {n_resamples}")
+
+
 def run_probe(
     model: str | None = None,
     *,
@@ -354,16 +375,7 @@ def run_probe(
     _check_probe_dependencies()
     chosen_types = parse_types(types)
     layer_spec = parse_layers(layers)
-    check_limit("--limit-train", limit_train)
-    check_limit("--limit-eval", limit_eval)
-    if batch_size < 1:
-        raise ScrambledBenchError(f"--batch-size must be at least 1, got {batch_size}")
-    if device not in DEVICES:
-        raise ScrambledBenchError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
-    if not 0 < confidence_level < 1:
-        raise ScrambledBenchError(f"--confidence-level must be between 0 and 1, got {confidence_level}")
-    if n_resamples < 1:
-        raise ScrambledBenchError(f"--n-resamples must be at least 1, got {n_resamples}")
+    _check_options(limit_train, limit_eval, batch_size, device, confidence_level, n_resamples)
     started = time.perf_counter()
     report = _Progress(progress)
 
@@ -397,6 +409,7 @@ def run_probe(
     }
 
     with locked(folder):
+        check_run_folder(folder, identity, loaded.fingerprint)  # again: another probe may have just begun it
         config = {
             "kind": "scrambled-bench probe config",
             "identity": identity,
@@ -411,7 +424,7 @@ def run_probe(
         to_compute = sum(len(job.ids) for job in jobs)
         wanted = len(chosen_types) * (len(train) + len(evaluation))
         report.say(
-            f"run folder: {folder} ({wanted - to_compute} of {wanted} feature vectors cached, "
+            f"run folder: {folder} (features of {wanted - to_compute} of {wanted} prompts cached, "
             f"{to_compute} to compute on {loaded.device}, batch {batch_size})"
         )
         with report.bar("hidden states", to_compute) as advance:
