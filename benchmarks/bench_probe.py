@@ -45,7 +45,8 @@ def bench_extraction(source_dir: str | None, samples: int, batch_sizes: list[int
     texts = [probe_prompt(q, t, seed=0) for t in ("original", "rs100") for q in questions][:samples]
     lengths = token_lengths(loaded, texts)
     print(
-        f"extraction: {len(texts)} DREAM prompts (original + rs100), {sum(lengths) / len(texts):.0f} tokens on average"
+        f"extraction: {len(texts)} DREAM prompts (original + rs100), "
+        f"{sum(lengths) / len(texts):.0f} tokens on average"
     )
     forward_batch(loaded, texts[:1])  # warm-up: the first call pays for lazy initialisation
     for batch_size in batch_sizes:
@@ -54,7 +55,8 @@ def bench_extraction(source_dir: str | None, samples: int, batch_sizes: list[int
             forward_batch(loaded, [texts[i] for i in batch])
         wall = time.perf_counter() - began
         print(
-            f"  batch {batch_size:>3}: {len(texts) / wall:6.2f} samples/s, {sum(lengths) / wall:7.0f} tokens/s "
+            f"  batch {batch_size:>3}: {len(texts) / wall:6.2f} samples/s, "
+            f"{sum(lengths) / wall:7.0f} tokens/s "
             f"({wall:.1f} s)"
         )
 
@@ -84,8 +86,9 @@ def bench_fitting(train_per_type: int, eval_per_type: int, layers: int) -> None:
                     cache.write_shard(scramble_type, split, [q.id for q in chunk], states)
         size = sum(p.stat().st_size for p in Path(folder).rglob("*.safetensors"))
         print(
-            f"fitting: {len(DEFAULT_TYPES)} settings x ({train_per_type} train + {eval_per_type} eval) synthetic "
-            f"features, {size / 2**20:.0f} MiB of float16 shards written in {time.perf_counter() - began:.1f} s"
+            f"fitting: {len(DEFAULT_TYPES)} settings x ({train_per_type} train + {eval_per_type} eval) "
+            f"synthetic features, {size / 2**20:.0f} MiB of float16 shards written in "
+            f"{time.perf_counter() - began:.1f} s"
         )
         load = layer_data_loader(FeatureCache(Path(folder)), DEFAULT_TYPES, train, evaluation)
         fit_probes([0], load, n_resamples=10)  # warm-up: scikit-learn's imports and caches are not the fit's

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--model",
                 "-m",
-                help="Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct, offline).",
+                help="Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).",
             ),
         ] = None,
         backend: Annotated[
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--source-dir",
-                help="DREAM mirror laid out <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR, else GitHub).",
+                help="DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).",
             ),
         ] = None,
         seed: Annotated[
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
 
           scrambled-bench probe --types original,rs100,sub --limit-train 200 --limit-eval 100
 
-          scrambled-bench probe --model HuggingFaceTB/SmolLM2-360M-Instruct --full --device cuda --batch-size 32
+          scrambled-bench probe --model HuggingFaceTB/SmolLM2-360M-Instruct --full --device cuda -b 32
         """
         from scrambled_bench.probing.data import split_names
         from scrambled_bench.probing.probes import summarise

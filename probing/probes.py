@@ -289,8 +289,8 @@ def planted_label_features(
 def summarise(results: Sequence[LayerResult], types: Sequence[str]) -> str:
     """One line per setting: its best layer and accuracy there (for the CLI's closing lines).
 
-    >>> r = [LayerResult(0, 0.5, {"kfl": Score(0.4, 0.3, 0.5, 10)}), LayerResult(1, 0.9, {"kfl": Score(0.7, 0.6, 0.8, 10)})]
-    >>> print(summarise(r, ["kfl"]))
+    >>> first = LayerResult(0, 0.5, {"kfl": Score(0.4, 0.3, 0.5, 10)})
+    >>> print(summarise([first, LayerResult(1, 0.9, {"kfl": Score(0.7, 0.6, 0.8, 10)})], ["kfl"]))
     kfl: best layer 1, accuracy 70.0% [60.0, 80.0]
     """
     lines = []

@@ -62,7 +62,8 @@ def probe_table(result: ProbeResult, *, ci: bool = True) -> ProbeTable:
     """Accuracy % per layer (rows) and setting (columns), the training accuracy beside them.
 
     >>> from scrambled_bench.probing.probes import LayerResult, Score
-    >>> r = ProbeResult("m", ("original",), [LayerResult(0, 0.5, {"original": Score(0.4, 0.3, 0.5, 9)})], 1 / 3)
+    >>> layer = LayerResult(0, 0.5, {"original": Score(0.4, 0.3, 0.5, 9)})
+    >>> r = ProbeResult("m", ("original",), [layer], 1 / 3)
     >>> table = probe_table(r)
     >>> table.columns, table.rows
     (['layer', 'Ori', 'train'], [['0 (embeddings)', '40.0 [30.0, 50.0]', '50.0']])

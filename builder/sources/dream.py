@@ -253,7 +253,8 @@ def load_questions(reader: SourceReader, split: str) -> list[SourceRecord]:
     >>> import pathlib, tempfile, json
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> (root / "nlpdata/dream/data").mkdir(parents=True)
-    >>> dialogue = [["W: Hi.", "M: Hello."], [{"question": "Who?", "choice": ["W", "M", "Nobody"], "answer": "M"}], "1-1"]
+    >>> question = {"question": "Who?", "choice": ["W", "M", "Nobody"], "answer": "M"}
+    >>> dialogue = [["W: Hi.", "M: Hello."], [question], "1-1"]
     >>> _ = (root / "nlpdata/dream/data/train.json").write_text(json.dumps([dialogue]))
     >>> [(r.fields["id"], r.fields["answer"]) for r in load_questions(SourceReader(mirror=root), "train")]
     [('train/1-1/1', 'B')]

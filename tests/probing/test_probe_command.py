@@ -54,8 +54,11 @@ def test_a_small_real_run_writes_the_probe_and_both_figures(
         "Dialogue:\n{dialogue}\nQuestion: {question}\nChoices: {choices}\n"
     )
     assert document["train"] == {
-        "splits": ["train"], "questions_per_type": LIMIT_TRAIN, "samples": LIMIT_TRAIN * 2, "mixture": list(TYPES),
-    }  # fmt: skip
+        "splits": ["train"],
+        "questions_per_type": LIMIT_TRAIN,
+        "samples": LIMIT_TRAIN * 2,
+        "mixture": list(TYPES),
+    }
     assert document["eval"]["questions_per_type"] == LIMIT_EVAL
     assert document["eval"]["splits"] == ["dev", "test"]
     assert document["extraction"]["computed_samples"] == 2 * (LIMIT_TRAIN + LIMIT_EVAL)
@@ -182,7 +185,8 @@ def test_a_model_that_is_not_available_offline_says_what_to_do(
 ) -> None:
     pytest.importorskip("torch", reason="the model loader needs torch (pip install 'scrambled-bench[local]')")
     code, _, err = _probe(
-        capsys, "--model", "HuggingFaceTB/no-such-model-for-scrambled-bench", "--run-dir", str(tmp_path / "run"),
+        capsys, "--model", "HuggingFaceTB/no-such-model-for-scrambled-bench",
+        "--run-dir", str(tmp_path / "run"),
         "--source-dir", str(tmp_path / "no-mirror"),  # the model fails first: no data is read
     )  # fmt: skip
     assert code == 2

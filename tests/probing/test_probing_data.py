@@ -1,4 +1,4 @@
-"""The probe's questions, prompt and settings: DREAM's three splits, the paper's prompt, deterministic choice."""
+"""The probe's questions and prompt: DREAM's three splits, the paper's prompt, a deterministic choice."""
 
 from __future__ import annotations
 

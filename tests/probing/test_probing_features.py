@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 DIALOGUES = [
     "W: Would you like some tea?\nM: No thanks, I've just had coffee.",
-    "M: The train leaves at nine.\nW: Then we must hurry, it's already half past eight and the station is far.",
+    "M: The train leaves at nine.\nW: Then we must hurry, it's half past eight and the station is far.",
     "W: Did you finish the report?\nM: Not yet.",
     "M: I lost my keys again.\nW: Check your coat pocket, you always leave them there.\nM: Found them!",
     "W: How was the film?\nM: Too long, but the music was great.",
