@@ -4,6 +4,7 @@
 - ``score.py``: ``score``, ``reproduce`` (the metrics)
 - ``run.py``: ``run`` (evaluating a model)
 - ``report.py``: ``report`` (tables and plots from run folders)
+- ``probe.py``: ``probe`` (hidden-state probes per layer, Appendix A.3)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
 (``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
@@ -24,7 +25,7 @@ import typer
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, report, run, score
+from scrambled_bench.evaluate_cli import build, probe, report, run, score
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -48,6 +49,7 @@ app.command("score")(score.score)
 app.command("reproduce")(score.reproduce)
 app.command("run", epilog=run.EPILOG)(run.run)
 app.command("report")(report.report)
+app.command("probe")(probe.probe)
 
 
 def _version_callback(value: bool) -> None:
