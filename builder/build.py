@@ -27,6 +27,7 @@ from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, s
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
+
 from scrambled_bench.errors import ScrambledBenchError
 
 DATASET_VERSION = "1.0.0"
@@ -197,16 +198,26 @@ def write_configs(
             )
         for start in range(0, len(data.records), ROWS_PER_GROUP):
             batch = data.records[start : start + ROWS_PER_GROUP]
-            columns: list[list[dict[str, Any]]] = [[] for _ in paths]
+            scrambled: list[list[str]] = [[] for _ in paths]
             for record in batch:
                 outputs = scramble_many(
                     record.fields["original"], scramble_types, seed=seed, sample_id=record.scramble_key
                 )
-                for rows, scrambled in zip(columns, outputs):
-                    rows.append(_row(record, data.info.columns, scrambled))
-            for index, (writer, rows) in enumerate(zip(writers, columns)):
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema), row_group_size=ROWS_PER_GROUP)
-                counts[index] += len(rows)
+                for column, text in zip(scrambled, outputs):
+                    column.append(text)
+            # every config of the family shares the columns other than `scrambled`: convert them once
+            shared = {
+                field.name: pa.array([record.fields[field.name] for record in batch], type=field.type)
+                for field in schema
+                if field.name != "scrambled"
+            }
+            for index, (writer, column) in enumerate(zip(writers, scrambled)):
+                arrays = [
+                    pa.array(column, type=field.type) if field.name == "scrambled" else shared[field.name]
+                    for field in schema
+                ]
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=ROWS_PER_GROUP)
+                counts[index] += len(column)
     finally:
         for writer in writers:
             writer.close()
