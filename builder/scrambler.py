@@ -63,7 +63,7 @@ def parse_type(name: str) -> ScrambleType:
     >>> parse_type("kf50")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kf50' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kf50' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words)
     """
     if not isinstance(name, str):
         raise ScrambledBenchError(f"scramble type must be a string, got {name!r}")
@@ -265,6 +265,20 @@ def scramble_random(word: str, rng: random.Random) -> str:
     if len(letter_positions(word)) < 2:
         return word
     return _shuffle_except(word, set(), rng)
+
+
+def scramble_random_long(word: str, rng: random.Random) -> str:
+    """``ftrs``: shuffle all letters of a word with more than two letters (the paper's FT-RS corpus, App. A.4).
+
+    ``rs`` takes words with at least 2 letters; FT-RS scrambles "words with more than two letters", so a
+    two-letter word is never chosen and a rate counts only the longer words.
+
+    >>> scramble_random_long("of", random.Random(0)), scramble_random_long("the", random.Random(0)) != "the"
+    ('of', True)
+    """
+    if letter_count(word) < 3:
+        return word
+    return scramble_random(word, rng)
 
 
 def scramble_keep_first(word: str, rng: random.Random) -> str:
@@ -475,7 +489,8 @@ class ScrambleFamily:
     shipped_rates: tuple[int, ...] = ()
     """The rates :data:`ALL_TYPES` lists (any other rate in (0, 100] is accepted too)."""
     group: str = "paper"
-    """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place) or ``typo``."""
+    """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place), ``typo``, or
+    ``training`` (Appendix A.4's fine-tuning corpora; no shipped rates, so never in a default build)."""
 
     def type_names(self) -> tuple[str, ...]:
         """The shipped type names of the family.
@@ -599,6 +614,15 @@ FAMILIES: dict[str, ScrambleFamily] = {
             shipped_rates=TYPO_RATES,
             group="typo",
         ),
+        ScrambleFamily(
+            "ftrs",
+            scramble_random_long,
+            3,
+            True,
+            "random scramble in NN % of the words with more than two letters, all their letters shuffled "
+            "(FT-RS, paper App. A.4)",
+            group="training",
+        ),
     )
 }
 """Every scramble family, in the canonical order of tables and figures (original first, sub after the
@@ -612,7 +636,7 @@ def known_type_names() -> str:
     """The type names for help texts and error messages, derived from :data:`FAMILIES`.
 
     >>> known_type_names()
-    'original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words'
+    'original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words'
     """
     return ", ".join(family.pattern for family in FAMILIES.values()) + "; NN is a percentage of the words"
 
@@ -829,6 +853,6 @@ def scramble(text: str, scramble_type: str, *, seed: int, sample_id: str) -> str
     >>> scramble("x", "kfx", seed=0, sample_id="x")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words)
     """
     return scramble_many(text, [scramble_type], seed=seed, sample_id=sample_id)[0]
