@@ -4,6 +4,7 @@
 - ``score.py``: ``score``, ``reproduce`` (the metrics)
 - ``run.py``: ``run`` (evaluating a model)
 - ``report.py``: ``report`` (tables and plots from run folders)
+- ``scramble.py``: ``scramble`` (any dataset's text columns, the paper's fine-tuning corpora)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import typer  # noqa: E402
 
 from scrambled_bench import __version__  # noqa: E402
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, report, run, score
+from scrambled_bench.evaluate_cli import build, report, run, score, scramble
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -39,6 +40,7 @@ build.register(app)
 score.register(app)
 run.register(app)
 report.register(app)
+scramble.register(app)
 
 
 def _version_callback(value: bool) -> None:
