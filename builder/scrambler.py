@@ -173,6 +173,10 @@ def _sample_range(start: int, stop: int, count: int, rng: random.Random) -> list
     if count == 1:  # both of the library's branches take the first draw as it is
         return [start + _below(getrandbits, size)]
     if size <= 21:
+        if count == 2:  # the pool after the first pick: its last item moved into the picked slot
+            first = _below(getrandbits, size)
+            second = _below(getrandbits, size - 1)
+            return [start + first, start + (size - 1 if second == first else second)]
         pool = list(range(start, stop))
         picks = []
         for taken in range(count):
