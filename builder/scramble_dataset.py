@@ -64,7 +64,7 @@ FILE_BUILDERS = {
     ".txt": "text",
     ".arrow": "arrow",
 }
-"""Packaged ``datasets`` builder for a data file, by extension (a ``.gz``/``.zst``/``.bz2``/``.xz`` after it is read through)."""
+"""Packaged ``datasets`` builder for a data file, by extension (read through ``.gz``, ``.zst``, ``.bz2``, ``.xz``)."""
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
 
 
@@ -83,6 +83,17 @@ class Variant:
     sample_rate: float = 100.0
     """Percent of the rows scrambled; the others keep their text (``scrambled`` false)."""
     recipe: str | None = None
+
+
+@dataclass(frozen=True)
+class ScrambleJob:
+    """What every row of every split goes through: the chosen columns, the output variants, the seed and the
+    row key's column (``None``: the row's index in its split)."""
+
+    columns: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    seed: int = 0
+    id_column: str | None = None
 
 
 def variants_for(
@@ -212,22 +223,18 @@ def _map_batch(
 
 
 def _scramble_streamed_batch(
-    job: tuple[dict[str, list[Any]], int, dict[str, Any]],
+    work: tuple[dict[str, list[Any]], int, ScrambleJob, list[str]],
 ) -> list[dict[str, list[Any]]]:
-    """One streamed batch under every variant (top level, for the worker processes of ``--num-proc``)."""
-    batch, first_index, settings = job
+    """One streamed batch (its rows, the index of its first row) under every variant; top level, for the
+    worker processes of ``--num-proc``."""
+    batch, first_index, job, column_order = work
     rows = len(next(iter(batch.values()))) if batch else 0
-    keys = row_keys(batch, range(first_index, first_index + rows), settings["id_column"])
+    keys = row_keys(batch, range(first_index, first_index + rows), job.id_column)
     return [
         scramble_batch(
-            batch,
-            keys,
-            columns=settings["columns"],
-            variant=variant,
-            seed=settings["seed"],
-            column_order=settings["column_order"],
+            batch, keys, columns=job.columns, variant=variant, seed=job.seed, column_order=column_order
         )
-        for variant in settings["variants"]
+        for variant in job.variants
     ]
 
 
@@ -249,11 +256,16 @@ class LoadedSource:
     """Local input file -> sha256 (empty for a Hub dataset)."""
 
 
-def _file_builder(path: Path) -> str | None:
+def _data_suffix(path: Path) -> str:
+    """The data file's own extension, read through a compression suffix: ``rows.jsonl.gz`` -> ``.jsonl``.
+
+    >>> _data_suffix(Path("rows.JSONL.gz")), _data_suffix(Path("notes"))
+    ('.jsonl', '')
+    """
     suffixes = [suffix.lower() for suffix in path.suffixes]
     while suffixes and suffixes[-1] in COMPRESSIONS:
         suffixes.pop()
-    return FILE_BUILDERS.get(suffixes[-1]) if suffixes else None
+    return suffixes[-1] if suffixes else ""
 
 
 def _first_line(exc: BaseException) -> str:
@@ -280,9 +292,18 @@ def _license_of_card(card_path_or_repo: str, *, repo: bool) -> tuple[str | None,
     return (str(licence) if licence else None), card.data.get("license_name")
 
 
+def _local_license(folder: Path) -> tuple[str | None, str | None]:
+    card = folder / CARD_NAME
+    return _license_of_card(str(card), repo=False) if card.is_file() else (None, None)
+
+
 def _local_files(path: Path, pattern: str | None) -> list[Path]:
+    """The files of a local source: a glob's matches, the file, or every file under the folder (not hidden ones)."""
     if pattern is not None:
-        return sorted(Path(match) for match in _glob(pattern))
+        import glob
+
+        matches = glob.glob(os.path.expanduser(pattern), recursive=True)
+        return sorted(Path(match) for match in matches if os.path.isfile(match))
     if path.is_file():
         return [path]
     return sorted(
@@ -292,12 +313,43 @@ def _local_files(path: Path, pattern: str | None) -> list[Path]:
     )
 
 
-def _glob(pattern: str) -> list[str]:
-    import glob
+def _load_files(
+    source: str, files: Sequence[Path], split_arg: list[str] | None, streaming: bool, cache_dir: str | None
+):
+    """Data files through the packaged ``datasets`` builder of their extension."""
+    import datasets
 
-    return [
-        match for match in glob.glob(os.path.expanduser(pattern), recursive=True) if os.path.isfile(match)
-    ]
+    if not files:
+        raise ScrambledBenchError(f"cannot load dataset {source!r}: no file matches")
+    builders = {FILE_BUILDERS.get(_data_suffix(file)) for file in files}
+    if len(builders) != 1 or None in builders:
+        known = ", ".join(sorted(FILE_BUILDERS))
+        raise ScrambledBenchError(
+            f"cannot load dataset {source!r}: expected files of one kind ({known}, optionally compressed)"
+        )
+    builder = builders.pop()
+    extra = {"delimiter": "\t"} if all(_data_suffix(file) == ".tsv" for file in files) else {}
+    data_files = [str(file) for file in files]
+    return builder, datasets.load_dataset(
+        builder, data_files=data_files, split=split_arg, streaming=streaming, cache_dir=cache_dir, **extra
+    )
+
+
+def _load_saved(source: str, path: Path, split_arg: list[str] | None, streaming: bool):
+    """A ``save_to_disk`` folder (a Dataset or a DatasetDict)."""
+    import datasets
+
+    loaded = datasets.load_from_disk(str(path))
+    if isinstance(loaded, datasets.Dataset):
+        if split_arg:
+            raise ScrambledBenchError(f"{source} is a single saved split: leave out --split")
+        parts = {"train": loaded}
+    else:
+        for name in split_arg or []:
+            if name not in loaded:
+                raise ScrambledBenchError(f"{source} has no split {name!r} (splits: {', '.join(loaded)})")
+        parts = {name: loaded[name] for name in (split_arg or list(loaded))}
+    return {name: part.to_iterable_dataset() if streaming else part for name, part in parts.items()}
 
 
 def load_source(
@@ -325,98 +377,46 @@ def load_source(
     split_arg = list(splits) if splits else None
     try:
         if pattern is not None or path.is_file():
-            files = _local_files(path, pattern)
-            if not files:
-                raise ScrambledBenchError(f"cannot load dataset {source!r}: no file matches")
-            builders = {_file_builder(file) for file in files}
-            if len(builders) != 1 or None in builders:
-                known = ", ".join(sorted(FILE_BUILDERS))
-                raise ScrambledBenchError(
-                    f"cannot load dataset {source!r}: expected files of one kind ({known}, optionally compressed)"
-                )
-            builder = builders.pop()
-            extra = {"delimiter": "\t"} if all(_suffix(file) == ".tsv" for file in files) else {}
-            loaded = datasets.load_dataset(
-                builder,
-                data_files=[str(file) for file in files],
-                split=split_arg,
-                streaming=streaming,
-                cache_dir=cache_dir,
-                **extra,
+            builder, loaded = _load_files(
+                source, _local_files(path, pattern), split_arg, streaming, cache_dir
             )
             description["kind"] = f"{builder} files"
         elif path.is_dir() and ((path / "state.json").is_file() or (path / "dataset_dict.json").is_file()):
-            loaded = datasets.load_from_disk(str(path))
-            if isinstance(loaded, datasets.DatasetDict):
-                if split_arg:
-                    _check_splits(source, split_arg, list(loaded))
-                    loaded = [loaded[name] for name in split_arg]
-            elif split_arg:
-                raise ScrambledBenchError(f"{source} is a single saved split: leave out --split")
-            if streaming:
-                loaded = (
-                    [part.to_iterable_dataset() for part in loaded]
-                    if isinstance(loaded, list)
-                    else loaded.to_iterable_dataset()
-                    if isinstance(loaded, datasets.Dataset)
-                    else datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in loaded.items()})
-                )
+            loaded = _load_saved(source, path, split_arg, streaming)
             description["kind"] = "save_to_disk folder"
-            licence = (
-                _license_of_card(str(path / CARD_NAME), repo=False)
-                if (path / CARD_NAME).is_file()
-                else licence
-            )
+            licence = _local_license(path)
         elif path.is_dir():
             loaded = datasets.load_dataset(
                 str(path), config, split=split_arg, streaming=streaming, cache_dir=cache_dir
             )
             description["kind"] = "local folder"
-            licence = (
-                _license_of_card(str(path / CARD_NAME), repo=False)
-                if (path / CARD_NAME).is_file()
-                else licence
-            )
+            licence = _local_license(path)
         else:
             loaded = datasets.load_dataset(
                 source, config, split=split_arg, revision=revision, streaming=streaming, cache_dir=cache_dir
             )
-            description["kind"] = "Hub dataset"
-            description["revision"] = revision or "main"
-            description["commit"] = _hub_commit(source, revision)
+            description.update(
+                kind="Hub dataset", revision=revision or "main", commit=_hub_commit(source, revision)
+            )
             licence = _license_of_card(source, repo=True)
     except ScrambledBenchError:
         raise
     except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) becomes one line
         raise ScrambledBenchError(f"cannot load dataset {source!r}: {_first_line(exc)}") from None
 
-    if isinstance(loaded, list):
+    if isinstance(loaded, list):  # load_dataset(split=[...]) returns the splits in the order asked
         chosen = dict(zip(split_arg or [], loaded))
     elif isinstance(loaded, datasets.Dataset | datasets.IterableDataset):
-        name = str(loaded.split) if getattr(loaded, "split", None) else "train"
-        chosen = {split_arg[0] if split_arg else name: loaded}
+        chosen = {split_arg[0] if split_arg else str(loaded.split or "train"): loaded}
     else:
         chosen = dict(loaded)
     if not chosen:
         raise ScrambledBenchError(f"cannot load dataset {source!r}: it has no splits")
     files = {}
     if local:
-        root = path if path.is_dir() else None
         for file in _local_files(path, pattern):
-            name = str(file.relative_to(root)) if root is not None else str(file)
-            files[name] = sha256_file(file)
+            files[str(file.relative_to(path)) if path.is_dir() else str(file)] = sha256_file(file)
     return LoadedSource(chosen, description, licence[0], licence[1], files)
-
-
-def _suffix(path: Path) -> str:
-    suffixes = [suffix.lower() for suffix in path.suffixes if suffix.lower() not in COMPRESSIONS]
-    return suffixes[-1] if suffixes else ""
-
-
-def _check_splits(source: str, wanted: Sequence[str], available: Sequence[str]) -> None:
-    for name in wanted:
-        if name not in available:
-            raise ScrambledBenchError(f"{source} has no split {name!r} (splits: {', '.join(available)})")
 
 
 def _hub_commit(repo_id: str, revision: str | None) -> str | None:
@@ -727,28 +727,13 @@ def scramble_dataset(
             f"cannot write to the output folder {parent}: {exc.strerror or exc}"
         ) from None
     try:
+        job = ScrambleJob(tuple(columns), variants, seed, id_column)
         rows = _write_splits(
-            tmp,
-            loaded,
-            features,
-            columns=columns,
-            variants=variants,
-            seed=seed,
-            id_column=id_column,
-            num_proc=num_proc,
-            streaming=streaming,
-            batch_size=batch_size,
+            tmp, loaded, features, job, num_proc=num_proc, streaming=streaming, batch_size=batch_size,
             rows_per_shard=rows_per_shard,
-        )
-        settings = {
-            "columns": columns,
-            "variants": variants,
-            "seed": seed,
-            "id_column": id_column,
-            "streaming": streaming,
-            "num_proc": num_proc,
-            "command": command
-            or _command_line(
+        )  # fmt: skip
+        if command is None:
+            command = _command_line(
                 source,
                 columns,
                 types,
@@ -761,10 +746,9 @@ def scramble_dataset(
                 seed,
                 id_column,
                 sample_rate,
-            ),
-            "repo_hint": push or (str(out) if out is not None else "."),
-        }
-        _write_card_and_manifest(tmp, loaded, features, rows, settings)
+            )
+        repo_hint = push or (str(out) if out is not None else ".")
+        _write_card_and_manifest(tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint)
         url = None
         if push is not None:
             url = push_scrambled(tmp, push, private=private, api=api)
@@ -782,121 +766,101 @@ def _write_splits(
     tmp: Path,
     loaded: LoadedSource,
     features: Mapping[str, Any],
+    job: ScrambleJob,
     *,
-    columns: Sequence[str],
-    variants: Sequence[Variant],
-    seed: int,
-    id_column: str | None,
     num_proc: int,
     streaming: bool,
     batch_size: int,
     rows_per_shard: int,
 ) -> dict[str, dict[str, int]]:
     """Write every split under every variant into ``tmp/data``; rows per config and split."""
-    rows: dict[str, dict[str, int]] = {variant.config: {} for variant in variants}
+    rows: dict[str, dict[str, int]] = {variant.config: {} for variant in job.variants}
     scratch = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f"{tmp.name}.cache-"))
     try:
         for split, dataset in loaded.splits.items():
-            order = list(features[split])
-            schemas = [output_features(features[split], columns, v).arrow_schema for v in variants]
             writers = [
                 ShardWriter(
                     tmp / "data" / variant.config,
                     split,
-                    schema,
+                    output_features(features[split], job.columns, variant).arrow_schema,
                     rows_per_group=ROWS_PER_GROUP,
                     rows_per_shard=rows_per_shard,
                 )
-                for variant, schema in zip(variants, schemas)
+                for variant in job.variants
             ]
             try:
                 if streaming:
-                    _stream_split(
-                        dataset, writers, columns, variants, seed, id_column, order, num_proc, batch_size
-                    )
+                    _stream_split(dataset, writers, job, list(features[split]), num_proc, batch_size)
                 else:
-                    for variant, writer in zip(variants, writers):
+                    for variant, writer in zip(job.variants, writers):
+                        cache_file = scratch / f"{split}-{variant.config}.arrow"
                         _map_split(
-                            dataset,
-                            writer,
-                            split,
-                            scratch,
-                            columns,
-                            variant,
-                            seed,
-                            id_column,
-                            order,
-                            num_proc,
-                            batch_size,
-                            features[split],
+                            dataset, writer, job, variant, features[split], cache_file, num_proc, batch_size
                         )
             except BaseException:
                 for writer in writers:
                     writer.abort()
                 raise
-            for variant, writer in zip(variants, writers):
+            for variant, writer in zip(job.variants, writers):
                 rows[variant.config][split] = sum(count for _, count in writer.close())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return rows
 
 
-def _stream_split(dataset, writers, columns, variants, seed, id_column, order, num_proc, batch_size) -> None:
+def _stream_split(
+    dataset: Any,
+    writers: Sequence[ShardWriter],
+    job: ScrambleJob,
+    column_order: list[str],
+    num_proc: int,
+    batch_size: int,
+) -> None:
+    """Read a streamed split batch by batch, scramble each batch under every variant (on ``num_proc``
+    processes, in order) and hand the outputs to the variants' writers."""
     import pyarrow as pa
 
-    settings = {
-        "columns": list(columns),
-        "variants": list(variants),
-        "seed": seed,
-        "id_column": id_column,
-        "column_order": order,
-    }
-
-    def jobs() -> Iterator[tuple[dict[str, list[Any]], int, dict[str, Any]]]:
+    def work() -> Iterator[tuple[dict[str, list[Any]], int, ScrambleJob, list[str]]]:
         first = 0
         for batch in dataset.iter(batch_size=batch_size):
-            size = len(next(iter(batch.values()))) if batch else 0
-            yield batch, first, settings
-            first += size
+            yield batch, first, job, column_order
+            first += len(next(iter(batch.values()))) if batch else 0
 
-    for outputs in _ordered_parallel_map(_scramble_streamed_batch, jobs(), num_proc):
+    for outputs in _ordered_parallel_map(_scramble_streamed_batch, work(), num_proc):
         for writer, output in zip(writers, outputs):
             writer.write(pa.Table.from_pydict(output, schema=writer.schema))
 
 
 def _map_split(
-    dataset,
-    writer,
-    split,
-    scratch,
-    columns,
-    variant,
-    seed,
-    id_column,
-    order,
-    num_proc,
-    batch_size,
-    split_features,
+    dataset: Any,
+    writer: ShardWriter,
+    job: ScrambleJob,
+    variant: Variant,
+    split_features: Any,
+    cache_file: Path,
+    num_proc: int,
+    batch_size: int,
 ) -> None:
+    """One variant of a split through ``Dataset.map`` (``num_proc`` processes), then to its writer."""
     mapped = dataset.map(
         _map_batch,
         batched=True,
         batch_size=batch_size,
         with_indices=True,
         remove_columns=dataset.column_names,
-        features=output_features(split_features, columns, variant),
+        features=output_features(split_features, job.columns, variant),
         fn_kwargs={
-            "columns": list(columns),
+            "columns": list(job.columns),
             "variant": variant,
-            "seed": seed,
-            "id_column": id_column,
-            "column_order": order,
+            "seed": job.seed,
+            "id_column": job.id_column,
+            "column_order": list(split_features),
         },
         num_proc=num_proc if num_proc > 1 else None,
         # the package's code is not part of datasets' fingerprint: never reuse a cached result of another version
         load_from_cache_file=False,
-        cache_file_name=str(scratch / f"{split}-{variant.config}.arrow"),
-        desc=f"scrambling {split} ({variant.config})",
+        cache_file_name=str(cache_file),
+        desc=f"scrambling {cache_file.stem}",
     )
     for table in mapped.with_format("arrow").iter(batch_size=batch_size):
         writer.write(table)
@@ -941,167 +905,203 @@ def _digest_of(entries: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def _write_card_and_manifest(
-    tmp: Path,
-    loaded: LoadedSource,
-    features: Mapping[str, Any],
-    rows: Mapping[str, Mapping[str, int]],
-    settings: Mapping[str, Any],
-) -> None:
+def _data_file_entries(folder: Path) -> dict[str, dict[str, Any]]:
+    """Relative path -> config, split, rows and sha256 of every parquet file under ``folder/data``."""
     import pyarrow.parquet as pq
-    from huggingface_hub import DatasetCard, DatasetCardData
-    from scrambled_bench.builder.card import read_packaged, size_category
 
-    from scrambled_bench import __version__
-
-    variants: Sequence[Variant] = settings["variants"]
-    columns: Sequence[str] = settings["columns"]
-    outputs: dict[str, dict[str, Any]] = {}
-    for path in sorted((tmp / "data").rglob("*.parquet")):
-        relative = path.relative_to(tmp).as_posix()
-        config, file_name = path.parent.name, path.name
-        split = file_name.rsplit("-", 3)[0]
-        outputs[relative] = {
-            "config": config,
-            "split": split,
+    entries = {}
+    for path in sorted((folder / "data").rglob("*.parquet")):
+        entries[path.relative_to(folder).as_posix()] = {
+            "config": path.parent.name,
+            "split": path.name.rsplit("-", 3)[0],  # {split}-00000-of-00001.parquet
             "rows": pq.ParquetFile(path).metadata.num_rows,
             "sha256": sha256_file(path),
         }
-    split_names = list(loaded.splits)
-    config_entries = []
-    for variant in variants:
-        files = {key: value for key, value in outputs.items() if value["config"] == variant.config}
-        config_entries.append(
+    return entries
+
+
+def _card_data(
+    loaded: LoadedSource, job: ScrambleJob, entries: Mapping[str, Mapping[str, Any]], total_rows: int
+) -> Any:
+    """The card's YAML header: licence carried over, and the ``configs:`` block ``load_dataset`` reads."""
+    from huggingface_hub import DatasetCardData
+    from scrambled_bench.builder.card import size_category
+
+    configs = []
+    for variant in job.variants:
+        files = sorted(
+            (path, entry["sha256"]) for path, entry in entries.items() if entry["config"] == variant.config
+        )
+        configs.append(
             {
                 "config_name": variant.config,
                 "data_files": [
                     {"split": split, "path": f"data/{variant.config}/{split}-*.parquet"}
-                    for split in split_names
+                    for split in loaded.splits
                 ],
                 # datasets keys the cache of a local folder on the YAML configs, not on the files: without the
                 # content hash here a rescramble into the same folder would load the rows cached from the first
                 "description": "sha256 of the data files: "
-                + _digest_of(f"{key} {value['sha256']}" for key, value in sorted(files.items())),
+                + _digest_of(f"{path} {digest}" for path, digest in files),
             }
         )
-    licence = loaded.license
-    card_licence: dict[str, Any] = {"license": licence} if licence else {"license": "unknown"}
-    if licence == "other" and loaded.license_name:
-        card_licence["license_name"] = loaded.license_name
-    total_rows = sum(sum(per_split.values()) for per_split in rows.values())
+    licence: dict[str, Any] = {"license": loaded.license or "unknown"}
+    if loaded.license == "other" and loaded.license_name:
+        licence["license_name"] = loaded.license_name
+    hub = loaded.description.get("kind") == "Hub dataset"
     source = loaded.description["source"]
-    card_data = DatasetCardData(
-        pretty_name=f"{Path(source).name if loaded.description.get('kind') != 'Hub dataset' else source} (scrambled)",
-        **card_licence,
+    return DatasetCardData(
+        pretty_name=f"{source if hub else Path(source).name} (scrambled)",
+        **licence,
         size_categories=[size_category(total_rows)],
         tags=["scrambled-text", "scrambled-bench", "robustness"],
-        source_datasets=[source] if loaded.description.get("kind") == "Hub dataset" else None,
-        configs=config_entries,
+        source_datasets=[source] if hub else None,
+        configs=configs,
     )
-    recipe = variants[0].recipe if variants and variants[0].recipe else None
-    types = list(dict.fromkeys(variant.scramble_type for variant in variants))
-    row_key = (
-        f"the value of its `{settings['id_column']}` column"
-        if settings["id_column"]
-        else "its index in its split (0, 1, 2, ...)"
+
+
+def _columns_section(job: ScrambleJob, features: Mapping[str, Any]) -> str:
+    rows = []
+    for column in job.columns:
+        rows.append((f"`{column}`", "the scrambled text (the config's type, on the rows it scrambles)"))
+        rows.append((f"`{column}{ORIGINAL_SUFFIX}`", f"`{column}` as in the source"))
+    rows.append(("`scramble_type`", "the type applied to this row's chosen columns"))
+    rows.append(
+        (
+            "`scrambled`",
+            "whether this row was scrambled (false where a sample rate or recipe left it unchanged)",
+        )
     )
+    if job.variants[0].recipe:
+        rows.append(("`recipe`", "the recipe that made the row"))
+    section = _table(("column", "meaning"), rows)
+    others = [name for name in features if name not in job.columns]
+    if others:
+        section += (
+            "\n\nThe other columns (" + ", ".join(f"`{name}`" for name in others) + ") are copied unchanged."
+        )
+    return section
+
+
+def _license_section(loaded: LoadedSource) -> str:
+    if not loaded.license:
+        return (
+            "The source declares no licence in a dataset card (or its card could not be read), so none is carried "
+            "over: check the source's terms before using or redistributing this copy."
+        )
+    name = f" ({loaded.license_name})" if loaded.license_name else ""
+    return (
+        f"Carried over from the source's dataset card: `{loaded.license}`{name}. This copy is derived from the "
+        "source and keeps its terms; scrambling does not change them."
+    )
+
+
+def _types_section(job: ScrambleJob) -> str:
+    from scrambled_bench.builder.recipes import RECIPES
+
+    types = dict.fromkeys(variant.scramble_type for variant in job.variants)
+    table = _table(("type", "what it does"), [(f"`{name}`", type_description(name)) for name in types])
+    recipe = job.variants[0].recipe
+    if recipe is None:
+        return table
+    chosen = RECIPES[recipe]
+    return f"Recipe `{recipe}` ({chosen.paper_name}, paper App. A.4): {chosen.description}.\n\n{table}"
+
+
+def _card_text(
+    loaded: LoadedSource,
+    features: Mapping[str, Any],
+    rows: Mapping[str, Mapping[str, int]],
+    job: ScrambleJob,
+    entries: Mapping[str, Mapping[str, Any]],
+    *,
+    command: str,
+    repo_hint: str,
+) -> str:
+    """The README.md of a scramble output: packaged template, huggingface_hub's card API."""
+    from huggingface_hub import DatasetCard
+    from scrambled_bench.builder.card import read_packaged
+
+    from scrambled_bench import __version__
+
+    splits = list(loaded.splits)
+    total_rows = sum(sum(per_split.values()) for per_split in rows.values())
+    card_data = _card_data(loaded, job, entries, total_rows)
+    detail = [
+        f"{key} `{loaded.description[key]}`"
+        for key in ("config", "revision", "commit")
+        if loaded.description.get(key)
+    ]
     config_table = _table(
-        ("config", "type", "rows scrambled", *split_names),
+        ("config", "type", "rows scrambled", *splits),
         [
             (
                 f"`{variant.config}`",
                 f"`{variant.scramble_type}`",
                 f"{variant.sample_rate:g} %",
-                *(rows[variant.config].get(split, 0) for split in split_names),
+                *(rows[variant.config].get(split, 0) for split in splits),
             )
-            for variant in variants
+            for variant in job.variants
         ],
     )
-    column_rows = []
-    for column in columns:
-        column_rows.append(
-            (f"`{column}`", "the scrambled text (the config's type, on the rows it scrambles)")
-        )
-        column_rows.append((f"`{column}{ORIGINAL_SUFFIX}`", f"`{column}` as in the source"))
-    column_rows += [
-        ("`scramble_type`", "the type applied to this row's chosen columns"),
-        (
-            "`scrambled`",
-            "whether this row was scrambled (false where a sample rate or recipe left it unchanged)",
-        ),
-    ]
-    if recipe:
-        column_rows.append(("`recipe`", "the recipe that made the row"))
-    others = [name for name in next(iter(features.values())) if name not in columns]
-    columns_section = _table(("column", "meaning"), column_rows)
-    if others:
-        columns_section += (
-            "\n\nThe other columns (" + ", ".join(f"`{name}`" for name in others) + ") are copied unchanged."
-        )
-    if licence:
-        license_section = (
-            f"Carried over from the source's dataset card: `{licence}`"
-            + (f" ({loaded.license_name})" if loaded.license_name else "")
-            + ". This copy is derived from the source and keeps its terms; scrambling does not change them."
-        )
-    else:
-        license_section = (
-            "The source declares no licence in a dataset card (or its card could not be read), so none is carried "
-            "over: check the source's terms before using or redistributing this copy."
-        )
-    detail = []
-    if loaded.description.get("config"):
-        detail.append(f"config `{loaded.description['config']}`")
-    if loaded.description.get("revision"):
-        detail.append(f"revision `{loaded.description['revision']}`")
-    if loaded.description.get("commit"):
-        detail.append(f"commit `{loaded.description['commit']}`")
-    types_table = _table(("type", "what it does"), [(f"`{t}`", type_description(t)) for t in types])
-    if recipe:
-        from scrambled_bench.builder.recipes import RECIPES
-
-        chosen = RECIPES[recipe]
-        types_table = (
-            f"Recipe `{recipe}` ({chosen.paper_name}, paper App. A.4): {chosen.description}.\n\n"
-            + types_table
-        )
     values = {
         "pretty_name": card_data.pretty_name,
-        "source": source,
+        "source": loaded.description["source"],
         "source_detail": " (" + ", ".join(detail) + ")" if detail else "",
         "package_version": __version__,
-        "seed": str(settings["seed"]),
-        "repo_hint": settings["repo_hint"],
-        "example_config": variants[0].config,
-        "example_split": split_names[0],
-        "config_kind": "recipe" if recipe else "scramble type",
+        "seed": str(job.seed),
+        "repo_hint": repo_hint,
+        "example_config": job.variants[0].config,
+        "example_split": splits[0],
+        "config_kind": "recipe" if job.variants[0].recipe else "scramble type",
         "config_table": config_table,
-        "columns_section": columns_section,
-        "row_key": row_key,
-        "types_table": types_table,
-        "license_section": license_section,
-        "command": settings["command"],
+        "columns_section": _columns_section(job, next(iter(features.values()))),
+        "row_key": f"the value of its `{job.id_column}` column"
+        if job.id_column
+        else "its index in its split (0, 1, 2, ...)",
+        "types_table": _types_section(job),
+        "license_section": _license_section(loaded),
+        "command": command,
         "source_files_sentence": " and of every local input file" if loaded.files else "",
     }
     card = DatasetCard.from_template(card_data, template_str=read_packaged(TEMPLATE_NAME), **values)
-    (tmp / CARD_NAME).write_text(card.content.rstrip() + "\n", encoding="utf-8")
-    outputs[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+    return card.content.rstrip() + "\n"
+
+
+def _write_card_and_manifest(
+    tmp: Path,
+    loaded: LoadedSource,
+    features: Mapping[str, Any],
+    rows: Mapping[str, Mapping[str, int]],
+    job: ScrambleJob,
+    *,
+    command: str,
+    repo_hint: str,
+) -> None:
+    """README.md and manifest.json of the output in ``tmp`` (the data files are there already)."""
+    from scrambled_bench import __version__
+
+    entries: dict[str, dict[str, Any]] = _data_file_entries(tmp)
+    card = _card_text(loaded, features, rows, job, entries, command=command, repo_hint=repo_hint)
+    (tmp / CARD_NAME).write_text(card, encoding="utf-8")
+    entries[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+    first = job.variants[0]
     manifest = {
         "kind": MANIFEST_KIND,
         "version": __version__,
         "source": {key: value for key, value in loaded.description.items() if value is not None},
-        "source_license": licence,
+        "source_license": loaded.license,
         "source_files": dict(sorted(loaded.files.items())),
-        "columns": list(columns),
-        "row_key": settings["id_column"] or "index",
-        "types": types,
-        "recipe": recipe,
-        "sample_rate": variants[0].sample_rate if variants else None,
-        "seed": settings["seed"],
-        "splits": split_names,
-        "configs": [variant.config for variant in variants],
+        "columns": list(job.columns),
+        "row_key": job.id_column or "index",
+        "types": list(dict.fromkeys(variant.scramble_type for variant in job.variants)),
+        "recipe": first.recipe,
+        "sample_rate": first.sample_rate,
+        "seed": job.seed,
+        "splits": list(loaded.splits),
+        "configs": [variant.config for variant in job.variants],
         "built_with": library_versions(),
-        "outputs": dict(sorted(outputs.items())),
+        "outputs": dict(sorted(entries.items())),
     }
     (tmp / MANIFEST_NAME).write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -1145,6 +1145,7 @@ def push_scrambled(folder: Path, repo_id: str, *, private: bool = False, api: An
 __all__ = [
     "ADDED_COLUMNS",
     "ORIGINAL_SUFFIX",
+    "ScrambleJob",
     "ScrambleResult",
     "ShardWriter",
     "Variant",
