@@ -22,6 +22,7 @@ does: a failure leaves no partial output, and a previous output is replaced only
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -831,6 +832,26 @@ def _stream_split(
             writer.write(pa.Table.from_pydict(output, schema=writer.schema))
 
 
+@contextlib.contextmanager
+def _environment_kept() -> Iterator[None]:
+    """Keep ``os.environ`` the same object with the same contents across ``Dataset.map(num_proc > 1)``.
+
+    For its workers, datasets sets ``TOKENIZERS_PARALLELISM=false`` and then rebinds ``os.environ`` to a
+    copy of the previous mapping; code that captured ``os.environ`` before (rich's console reads ``COLUMNS``
+    through it) would stop seeing the environment. Bind the original back, with its previous value.
+    """
+    environ = os.environ
+    previous = environ.get("TOKENIZERS_PARALLELISM")
+    try:
+        yield
+    finally:
+        os.environ = environ  # noqa: B003 - rebinding the original object is the point, not clearing
+        if previous is None:
+            environ.pop("TOKENIZERS_PARALLELISM", None)
+        else:
+            environ["TOKENIZERS_PARALLELISM"] = previous
+
+
 def _map_split(
     dataset: Any,
     writer: ShardWriter,
@@ -842,7 +863,22 @@ def _map_split(
     batch_size: int,
 ) -> None:
     """One variant of a split through ``Dataset.map`` (``num_proc`` processes), then to its writer."""
-    mapped = dataset.map(
+    with _environment_kept():
+        mapped = _map_variant(dataset, job, variant, split_features, cache_file, num_proc, batch_size)
+    for table in mapped.with_format("arrow").iter(batch_size=batch_size):
+        writer.write(table)
+
+
+def _map_variant(
+    dataset: Any,
+    job: ScrambleJob,
+    variant: Variant,
+    split_features: Any,
+    cache_file: Path,
+    num_proc: int,
+    batch_size: int,
+) -> Any:
+    return dataset.map(
         _map_batch,
         batched=True,
         batch_size=batch_size,
@@ -862,8 +898,6 @@ def _map_split(
         cache_file_name=str(cache_file),
         desc=f"scrambling {cache_file.stem}",
     )
-    for table in mapped.with_format("arrow").iter(batch_size=batch_size):
-        writer.write(table)
 
 
 # --------------------------------------------------------------------------------------------------

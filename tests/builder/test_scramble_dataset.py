@@ -478,3 +478,15 @@ def test_the_command_prints_where_it_wrote(tmp_path: Path, capsys):
     )
     row = read_config(tmp_path / "o", "rs50")[0]
     assert row["question_original"] == "Why?" and row["text_original"] == sample_rows(1)[0]["text"]
+
+
+def test_num_proc_leaves_os_environ_the_same_object_with_the_same_contents(tmp_path: Path, cache: str):
+    """datasets.map(num_proc > 1) rebinds os.environ to a copy; the command binds the original back."""
+    import os
+
+    environ, before = os.environ, dict(os.environ)
+    source = write_jsonl(tmp_path / "rows.jsonl", sample_rows(8))
+    scramble_dataset(
+        str(source), columns=["text"], types=["kf"], out=tmp_path / "o", num_proc=2, cache_dir=cache
+    )
+    assert os.environ is environ and dict(os.environ) == before
