@@ -21,8 +21,9 @@ Figures:
 3. **``scramble --num-proc 1/2``**: wall time of the command on a corpus of the same texts, non-streaming
    (``datasets.map``) and streaming (the bounded process pool).
 4. **Streaming memory at 1x/4x/16x input**: ``scramble --streaming`` on JSON Lines of the texts repeated,
-   each in a fresh process: peak RSS and Python's peak traced allocation. Flat means the 16x figures stay
-   near the 1x ones.
+   each in a fresh process: peak RSS, Python's peak traced allocation (reached while datasets infers the
+   JSON schema from its first block), and the highest live traced memory after any batch is written. Flat
+   means the 16x figures stay near the 1x ones.
 5. **datatrove**: the local executor's throughput with ``ScrambleStep`` (reader -> step -> writer).
 
 The mirror defaults to ``$SCRAMBLED_BENCH_SOURCE_DIR``, else ``$SCRAMBLED_BENCH_SHARED/data/sources``, else
@@ -279,12 +280,19 @@ MEMORY_PROBE = """
 import json, resource, sys, tracemalloc
 from pathlib import Path
 import datasets, pyarrow.parquet  # imported before tracing: the figure is the data, not library code
-from scrambled_bench.builder.scramble_dataset import scramble_dataset
+from scrambled_bench.builder import scramble_dataset as module
+loop_high = [0]
+write = module.ShardWriter.write
+def traced_write(self, table):  # the live Python memory while rows stream through, after each batch
+    write(self, table)
+    loop_high[0] = max(loop_high[0], tracemalloc.get_traced_memory()[0])
+module.ShardWriter.write = traced_write
 tracemalloc.start()
-scramble_dataset(sys.argv[1], columns=["text"], types=["kfl"], out=Path(sys.argv[2]), streaming=True,
-                 cache_dir=sys.argv[3])
+module.scramble_dataset(sys.argv[1], columns=["text"], types=["kfl"], out=Path(sys.argv[2]), streaming=True,
+                        cache_dir=sys.argv[3])
 peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"traced_peak_mb": peak / 1e6, "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}))
+print(json.dumps({"traced_peak_mb": peak / 1e6, "loop_high_mb": loop_high[0] / 1e6,
+                  "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}))
 """
 
 
@@ -397,7 +405,7 @@ def main() -> None:
     for factor, rows, memory in streaming_memory(texts):
         print(
             f"   {factor:>2d}x input ({rows:>7,d} rows): peak RSS {memory['rss_peak_mb']:7.1f} MB, "
-            f"traced peak {memory['traced_peak_mb']:6.1f} MB"
+            f"traced peak {memory['traced_peak_mb']:6.1f} MB, live while streaming {memory['loop_high_mb']:5.1f} MB"
         )
 
     if args.skip_datatrove:
