@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from scrambled_bench.evaluate_cli.build import _split_names
+
+from scrambled_bench.errors import ScrambledBenchError
 
 
 class RecipeName(str, enum.Enum):
@@ -19,6 +20,21 @@ class RecipeName(str, enum.Enum):
     ft_rs = "ft-rs"
     ft_kf_adj = "ft-kf-adj"
     ft_ori = "ft-ori"
+
+
+def _split_names(values: list[str] | None) -> list[str] | None:
+    """Accept both ``--types kf --types kfl`` and ``--types kf,kfl`` (as ``build`` does; kept here so that this
+    file depends on no other command's module).
+
+    >>> _split_names(["kf,kfl", "rs50"])
+    ['kf', 'kfl', 'rs50']
+    """
+    if not values:
+        return None
+    names = [name.strip() for value in values for name in value.split(",")]
+    if any(not name for name in names):
+        raise ScrambledBenchError(f"empty name in {','.join(values)!r}")
+    return names
 
 
 TYPES_HELP = (
