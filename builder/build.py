@@ -198,16 +198,26 @@ def write_configs(
             )
         for start in range(0, len(data.records), ROWS_PER_GROUP):
             batch = data.records[start : start + ROWS_PER_GROUP]
-            columns: list[list[dict[str, Any]]] = [[] for _ in paths]
+            scrambled: list[list[str]] = [[] for _ in paths]
             for record in batch:
                 outputs = scramble_many(
                     record.fields["original"], scramble_types, seed=seed, sample_id=record.scramble_key
                 )
-                for rows, scrambled in zip(columns, outputs):
-                    rows.append(_row(record, data.info.columns, scrambled))
-            for index, (writer, rows) in enumerate(zip(writers, columns)):
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema), row_group_size=ROWS_PER_GROUP)
-                counts[index] += len(rows)
+                for column, text in zip(scrambled, outputs):
+                    column.append(text)
+            # every config of the family shares the columns other than `scrambled`: convert them once
+            shared = {
+                field.name: pa.array([record.fields[field.name] for record in batch], type=field.type)
+                for field in schema
+                if field.name != "scrambled"
+            }
+            for index, (writer, column) in enumerate(zip(writers, scrambled)):
+                arrays = [
+                    pa.array(column, type=field.type) if field.name == "scrambled" else shared[field.name]
+                    for field in schema
+                ]
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=ROWS_PER_GROUP)
+                counts[index] += len(column)
     finally:
         for writer in writers:
             writer.close()
@@ -223,14 +233,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check_output(out: Path) -> None:
-    """Refuse to replace anything that is not a previous build, and fail early on unwritable places."""
+def check_output_folder(out: Path, *, replaceable: Callable[[Path], bool], refusal: str) -> None:
+    """Refuse to replace a non-empty ``out`` unless ``replaceable(out)`` (a previous output of the same
+    command), and fail early, in one line, where the output cannot be written. ``refusal`` is the message
+    for a folder that is in the way."""
     if out.exists() and not out.is_dir():
         raise ScrambledBenchError(f"output {out} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_NAME).is_file():
-        raise ScrambledBenchError(
-            f"output folder {out} is not empty and holds no {MANIFEST_NAME}; refusing to replace it"
-        )
+    if out.is_dir() and any(out.iterdir()) and not replaceable(out):
+        raise ScrambledBenchError(refusal)
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -246,8 +256,17 @@ def _check_output(out: Path) -> None:
         raise ScrambledBenchError(f"cannot write to the output folder {parent}: permission denied")
 
 
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished ``tmp`` to ``out``, replacing a previous build only once the new one is whole."""
+def _check_output(out: Path) -> None:
+    """Refuse to replace anything that is not a previous build, and fail early on unwritable places."""
+    check_output_folder(
+        out,
+        replaceable=lambda folder: (folder / MANIFEST_NAME).is_file(),
+        refusal=f"output folder {out} is not empty and holds no {MANIFEST_NAME}; refusing to replace it",
+    )
+
+
+def swap_into_place(tmp: Path, out: Path) -> None:
+    """Rename the finished ``tmp`` to ``out``, replacing a previous output only once the new one is whole."""
     if out.exists():
         old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
         os.replace(out, old / out.name)
@@ -358,23 +377,23 @@ def build_dataset(
             "source_files": dict(sorted(reader.hashes.items())),
             "types": type_names,
             # parquet files record the writer's version, so byte identity holds for the same pyarrow
-            "built_with": _library_versions(),
+            "built_with": library_versions(),
             "outputs": dict(sorted(outputs.items())),
         }
         (tmp / MANIFEST_NAME).write_text(
             json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        _swap_into_place(tmp, out)
+        swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
 
 
-def _library_versions() -> dict[str, str]:
+def library_versions() -> dict[str, str]:
     """The versions that shape the output bytes: this package and the parquet writer.
 
-    >>> sorted(_library_versions())
+    >>> sorted(library_versions())
     ['pyarrow', 'scrambled_bench']
     """
     import pyarrow

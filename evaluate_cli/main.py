@@ -5,6 +5,7 @@
 - ``run.py``: ``run`` (evaluating a model)
 - ``report.py``: ``report`` (tables and plots from run folders)
 - ``probe.py``: ``probe`` (hidden-state probes per layer, Appendix A.3)
+- ``scramble.py``: ``scramble`` (any dataset's text columns, the paper's fine-tuning corpora)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
 (``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
@@ -25,7 +26,7 @@ import typer
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, probe, report, run, score
+from scrambled_bench.evaluate_cli import build, probe, report, run, score, scramble
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -50,6 +51,7 @@ app.command("reproduce")(score.reproduce)
 app.command("run", epilog=run.EPILOG)(run.run)
 app.command("report")(report.report)
 app.command("probe")(probe.probe)
+app.command("scramble")(scramble.scramble)
 
 
 def _version_callback(value: bool) -> None:
