@@ -17,12 +17,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder import card
-from scrambled_bench.builder.manifest import MANIFEST_NAME
+from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, scramble, scramble_many
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
@@ -106,6 +106,39 @@ def resolve_types(names: Sequence[str] | None) -> list[str]:
     for name in names:
         parse_type(name)
     return list(dict.fromkeys(names))
+
+
+def grown_selection(
+    previous: Manifest, sources: Sequence[str], types: Sequence[str], seed: int, window: str | None
+) -> tuple[list[str], list[str]]:
+    """The sources and types of a build grown from ``previous`` by ``sources`` and ``types``: everything it
+    had, then what is new, in order. A build of another version, seed or window is refused (one line).
+
+    >>> old = Manifest.parse(b'{"version": "%s", "seed": 0, "window": "2023-03-17:2023-08-04", "outputs": {},'
+    ...                      b' "sources": {"aqua": {}}, "types": ["original", "kfl"]}' % DATASET_VERSION.encode())
+    >>> grown_selection(old, ["dream"], ["rs50", "kfl"], 0, None)
+    (['dream', 'aqua'], ['original', 'kfl', 'rs50'])
+    """
+    asked_window = realtimeqa.format_window(realtimeqa.parse_window(window))
+    differences = [
+        f"{what} {theirs} (asked: {mine})"
+        for what, theirs, mine in (
+            ("version", previous.version, DATASET_VERSION),
+            ("seed", previous.seed, seed),
+            ("RealtimeQA window", previous.data.get("window"), asked_window),
+        )
+        if theirs != mine
+    ]
+    if differences:
+        raise ScrambledBenchError(
+            f"{previous.location}: a build of {'; '.join(differences)}: adding to it would mix two builds; "
+            "pass --replace to rebuild it, or --out another folder"
+        )
+    had_sources = list(previous.data.get("sources") or {})
+    wanted = set(had_sources) | set(sources)
+    return [name for name in SOURCES if name in wanted], list(
+        dict.fromkeys([*previous.data.get("types", []), *types])
+    )
 
 
 def build_tag(version: str, *, seed: int, window: str | None) -> str:
@@ -280,6 +313,35 @@ def swap_into_place(tmp: Path, out: Path) -> None:
         os.replace(tmp, out)
 
 
+def planned_build(
+    out: Path,
+    *,
+    sources: Sequence[str] | None,
+    types: Sequence[str] | None,
+    seed: int = 0,
+    window: str | None = None,
+    replace: bool = False,
+) -> tuple[list[str], list[str]]:
+    """The sources and types :func:`build_dataset` will hold in ``out``: those asked for, plus what a
+    previous build there had (unless ``replace``). Everything that can be refused is refused here, before
+    any work: unknown names, a bad seed, a folder that is not a build, a build that cannot grow.
+
+    >>> import tempfile, pathlib
+    >>> planned_build(pathlib.Path(tempfile.mkdtemp()) / "sb", sources=["dream"], types=["kfl"])
+    (['dream'], ['kfl'])
+    """
+    source_names = resolve_sources(sources)
+    type_names = resolve_types(types)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ScrambledBenchError(f"seed must be a non-negative integer, got {seed!r}")
+    if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
+        window = None
+    _check_output(out)
+    if replace or not Manifest.exists(out):
+        return source_names, type_names
+    return grown_selection(Manifest.read(out), source_names, type_names, seed, window)
+
+
 def build_dataset(
     out: Path,
     *,
@@ -290,6 +352,7 @@ def build_dataset(
     window: str | None = None,
     reader: SourceReader | None = None,
     progress: Callable[[str, int], None] | None = None,
+    replace: bool = False,
 ) -> Path:
     """Build the Scrambled Bench into ``out`` and return ``out``.
 
@@ -298,6 +361,11 @@ def build_dataset(
     RealtimeQA weeks (default: the paper's). ``progress(config, rows)`` is called after every config.
     ``reader`` replaces the file access entirely (tests).
 
+    A previous build in ``out`` grows: it keeps every source and type it had, and gains those asked for
+    (a config's bytes depend only on the version, the seed and the window, so no existing file changes).
+    ``replace`` builds exactly what is asked for instead; a build of another version, seed or window is
+    never grown into (that would mix data), and the error says to ``--replace`` or build elsewhere.
+
     >>> import tempfile, pathlib
     >>> build_dataset(pathlib.Path(tempfile.mkdtemp()) / "sb", sources=["squad"])
     Traceback (most recent call last):
@@ -305,13 +373,12 @@ def build_dataset(
     scrambled_bench.errors.ScrambledBenchError: unknown source 'squad' (known: realtimeqa, dream, aqua)
     """
     out = Path(out).expanduser()
-    source_names = resolve_sources(sources)
-    type_names = resolve_types(types)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ScrambledBenchError(f"seed must be a non-negative integer, got {seed!r}")
+    source_names, type_names = planned_build(
+        out, sources=sources, types=types, seed=seed, window=window, replace=replace
+    )
     if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
         window = None
-    _check_output(out)
+    kept = _kept_outputs(out, None if replace else Manifest.read(out) if Manifest.exists(out) else None)
     if reader is None:
         reader = SourceReader(mirror=resolve_source_dir(source_dir))
 
@@ -331,6 +398,27 @@ def build_dataset(
         summaries: dict[str, card.ConfigSummary] = {}
         for data in loaded:
             for group in family_groups(type_names):
+                for scramble_type in group:
+                    name = config_name(data.info.name, scramble_type)
+                    if name in kept:
+                        # a grown build keeps its files as they are (another pyarrow could write other bytes)
+                        relative, entry = kept[name]
+                        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(out / relative, tmp / relative)
+                        summaries[name] = card.ConfigSummary(
+                            name,
+                            data.info.name,
+                            scramble_type,
+                            relative,
+                            entry["rows"],
+                            sha256=entry["sha256"],
+                        )
+                        outputs[relative] = dict(entry)
+                        if progress is not None:
+                            progress(name, entry["rows"])
+                group = [t for t in group if config_name(data.info.name, t) not in kept]
+                if not group:
+                    continue
                 names = [config_name(data.info.name, scramble_type) for scramble_type in group]
                 counts = write_configs([tmp / data_file(name) for name in names], data, group, seed=seed)
                 for name, scramble_type, rows in zip(names, group, counts):
@@ -388,6 +476,21 @@ def build_dataset(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Config name -> (relative path, manifest entry) of each data file a grown build keeps as it is: those
+    its manifest lists whose bytes still match their sha256 (a file changed since is written anew)."""
+    if previous is None:
+        return {}
+    kept = {}
+    for relative, entry in previous.outputs.items():
+        if not isinstance(entry, Mapping) or "config" not in entry or "rows" not in entry:
+            continue
+        path = out / relative
+        if path.is_file() and sha256_file(path) == entry.get("sha256"):
+            kept[entry["config"]] = (relative, entry)
+    return kept
 
 
 def library_versions() -> dict[str, str]:
