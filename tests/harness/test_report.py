@@ -1,4 +1,6 @@
-"""The report command: paper-shaped tables, figures, and the Hub push (tested at the HfApi boundary)."""
+"""The report command: paper-shaped tables and figures (the Hub: test_report_hub.py; the paper's models:
+test_report_paper.py; paired comparison: test_report_compare.py; the HTML page in Chromium:
+test_report_html.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scrambled_bench.evaluate_cli.main import app
-from scrambled_bench.harness.report import build_tables, label_runs, load_run, push_to_hub, render_markdown
+from scrambled_bench.harness.report import build_tables, label_runs, load_run, render_markdown
 from scrambled_bench.harness.results import collect_samples, compute_results, results_document, write_json
 from scrambled_bench.harness.tasks import TaskConfig, build_requests
 
@@ -141,48 +143,6 @@ def test_corrupt_results_file_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(ScrambledBenchError, match=r"results.json:1: not valid JSON"):
         load_run(folder)
-
-
-class FakeHfApi:
-    """Records what would go to the Hub; the real client's methods and arguments, no network."""
-
-    def __init__(self) -> None:
-        self.repos: list[tuple] = []
-        self.commits: list[dict] = []
-
-    def create_repo(self, repo_id, *, repo_type=None, private=False, exist_ok=False):
-        self.repos.append((repo_id, repo_type, private, exist_ok))
-        return f"https://huggingface.co/datasets/{repo_id}"
-
-    def create_commit(self, repo_id, operations, *, repo_type=None, commit_message=""):
-        self.commits.append({"repo_id": repo_id, "operations": list(operations), "repo_type": repo_type,
-                             "message": commit_message})
-
-        class Info:
-            commit_url = f"https://huggingface.co/datasets/{repo_id}/commit/abc123"
-
-        return Info()
-
-
-def test_push_uploads_a_loadable_results_dataset(two_runs: list[Path]) -> None:
-    from huggingface_hub import CommitOperationAdd
-
-    runs = label_runs([load_run(p) for p in two_runs])
-    api = FakeHfApi()
-    url = push_to_hub(runs, "my-org/scrambled-results", private=True, api=api)
-    assert url.endswith("/commit/abc123")
-    assert api.repos == [("my-org/scrambled-results", "dataset", True, True)]
-    [commit] = api.commits
-    assert all(isinstance(op, CommitOperationAdd) for op in commit["operations"])
-    paths = {op.path_in_repo: op for op in commit["operations"]}
-    assert {"README.md", "data/results.jsonl", "runs/big/results.json", "runs/small/samples.jsonl"} <= set(paths)
-    rows = [json.loads(line) for line in paths["data/results.jsonl"].path_or_fileobj.decode().splitlines()]
-    assert len(rows) == 14
-    small_rs50 = next(r for r in rows if r["model"] == "small-model" and r["config"] == "scrqa/dream/rs50")
-    assert small_rs50["accuracy"] == pytest.approx(50.0) and small_rs50["relative_performance_gain"] == pytest.approx(100 / 3)
-    card = paths["README.md"].path_or_fileobj.decode()
-    assert card.startswith("---\nconfigs:") and "path: data/results.jsonl" in card and "| small-model |" in card
-    assert "sk-" not in card
 
 
 def test_markdown_escapes_pipes() -> None:
