@@ -102,6 +102,16 @@ def load_samples(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
     recorded, where the task reads with one), and carries a hash of its prompt: the same id with another
     prompt (another build seed, other exemplars) is not the same sample. A record two configs shared
     (identical prompts) is listed under the config that sent it.
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> record = {"key": "k", "task": "scrqa", "dataset": "dream", "config": "scrqa/dream/rs50", "id": "q1",
+    ...           "choices": ["Ann", "Bob", "Cy"], "answer": "B", "prompt": "P", "chat": True, "output": "B"}
+    >>> _ = (folder / "samples.jsonl").write_text(json.dumps(record) + "\\n")
+    >>> sample = load_samples(Run(folder, {"configs": {}}, {}))["scrqa/dream/rs50"]["q1"]
+    >>> sample["correct"], len(sample["prompt_sha"])
+    (True, 64)
     """
     from scrambled_bench.harness.store import parse_lines
 
@@ -392,7 +402,7 @@ def _differences(a: Run, b: Run) -> list[str]:
     return differences
 
 
-def compare_pair(baseline: Run, other: Run, settings: CompareSettings) -> PairComparison:
+def _compare_pair(baseline: Run, other: Run, settings: CompareSettings) -> PairComparison:
     """Every config the two runs share, metric by metric, on the samples they share."""
     samples_a, samples_b = load_samples(baseline), load_samples(other)
     pair = PairComparison(baseline, other)
@@ -458,13 +468,19 @@ def _gain_row(
 def compare_runs(runs: Sequence[Run], settings: CompareSettings | None = None) -> list[PairComparison]:
     """Every other run against the first, with Benjamini-Hochberg adjusted p-values across all the tests.
 
-    A one-line error for fewer than two runs, or for two that share no sample."""
+    A one-line error for fewer than two runs, or for two that share no sample.
+
+    >>> compare_runs([])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --compare needs two or more runs (the first is the baseline); got 0
+    """
     settings = settings or CompareSettings()
     if len(runs) < 2:
         raise ScrambledBenchError(
             f"--compare needs two or more runs (the first is the baseline); got {len(runs)}"
         )
-    pairs = [compare_pair(runs[0], other, settings) for other in runs[1:]]
+    pairs = [_compare_pair(runs[0], other, settings) for other in runs[1:]]
     tested = [row for pair in pairs for row in pair.rows if row.p_value is not None]
     for row, adjusted in zip(tested, benjamini_hochberg([row.p_value for row in tested], settings.alpha)):
         row.p_adjusted = adjusted
@@ -489,7 +505,11 @@ def _p(value: float | None) -> str:
 
 
 def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings) -> list[ReportTable]:
-    """One table per pair: a row per (config, metric), the notes saying how each number was made."""
+    """One table per pair: a row per (config, metric), the notes saying how each number was made.
+
+    >>> comparison_tables([], CompareSettings())
+    []
+    """
     level = f"{settings.confidence_level:.0%}"
     tables = []
     for number, pair in enumerate(pairs, start=1):

@@ -49,6 +49,24 @@ LEGEND_WIDTH = 3.2
 """Inches each figure keeps right of its panels for the legends."""
 PAPER_LEGEND = f"paper ({PAPER_CITATION})"
 _REFERENCE_GREYS = ("0.15", "0.4", "0.6")
+EXAMPLE_RUN = Run(
+    Path("runs/example"),
+    {
+        "model": "example",
+        "configs": {
+            f"scrqa/dream/{t}": {
+                "task": "scrqa",
+                "dataset": "dream",
+                "scramble_type": t,
+                "accuracy": {"value": v},
+            }
+            for t, v in (("original", 90.0), ("rs100", 60.0), ("sub", 40.0))
+        },
+    },
+    {},
+    label="example",
+)
+"""A run of three ScrQA configs, for the examples in this module's docstrings."""
 _REFERENCE_MARKERS = "s^DPX*<>hpd8H"
 
 
@@ -364,7 +382,12 @@ def build_figures(
     sizes: Mapping[str, ParameterCount] | None = None,
 ) -> list[ReportFigure]:
     """Every figure the runs have data for, with the ``paper``'s models where selected; ``sizes`` (run label
-    -> parameter count) places the runs in the parameter-count figure."""
+    -> parameter count) places the runs in the parameter-count figure.
+
+    >>> from scrambled_bench.harness.report.paper import paper_models
+    >>> [f.name for f in build_figures([EXAMPLE_RUN])], [f.name for f in build_figures([EXAMPLE_RUN], paper=paper_models()[:1])]
+    (['scrqa'], ['scrqa', 'scale'])
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -434,7 +457,12 @@ def plot_figures(
     paper: Sequence[PaperModel] = (),
     sizes: Mapping[str, ParameterCount] | None = None,
 ) -> list[Path]:
-    """Every figure the runs have data for, each as PNG and SVG; returns the files written."""
+    """Every figure the runs have data for, each as PNG and SVG; returns the files written.
+
+    >>> import tempfile
+    >>> [path.name for path in plot_figures([EXAMPLE_RUN], Path(tempfile.mkdtemp()))]
+    ['scrqa.png', 'scrqa.svg']
+    """
     import matplotlib
     import matplotlib.pyplot as plt
 
@@ -456,7 +484,11 @@ def svg_figures(
     paper: Sequence[PaperModel] = (),
     sizes: Mapping[str, ParameterCount] | None = None,
 ) -> list[tuple[ReportFigure, str]]:
-    """Every figure as SVG text, for embedding in one HTML file (no XML prolog)."""
+    """Every figure as SVG text, for embedding in one HTML file (no XML prolog).
+
+    >>> [(figure.name, svg[:4]) for figure, svg in svg_figures([EXAMPLE_RUN])]
+    [('scrqa', '<svg')]
+    """
     import matplotlib
     import matplotlib.pyplot as plt
 
@@ -685,7 +717,13 @@ def scale_figure(
     """Each task's headline metric at rs100 against parameter count, log scale (the paper's Figure 5): the
     paper's models of disclosed size as hollow grey points named beside them, the sizes of one model line
     joined; each run where its size is known (``--params`` or its model files). What cannot be placed is
-    listed under the panel."""
+    listed under the panel.
+
+    >>> from scrambled_bench.harness.report.paper import paper_models
+    >>> fig = scale_figure([(TASKS["scrqa"], "dream")], [EXAMPLE_RUN], paper_models(), {})
+    >>> fig.axes[0].get_title(), fig.axes[0].get_xscale()
+    ('ScrQA, DREAM: RPG at rs100', 'log')
+    """
     from matplotlib.lines import Line2D
 
     fig, axes = _grid(len(panels), 5.4, 4.4, columns=2)

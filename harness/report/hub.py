@@ -98,7 +98,11 @@ def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
 
 def results_card(runs: Sequence[Run], repo_id: str) -> str:
     """The results dataset's README: a ``configs`` block loading every ``data/*.jsonl`` as the
-    ``leaderboard`` split, and the report's tables (with intervals) over ``runs``."""
+    ``leaderboard`` split, and the report's tables (with intervals) over ``runs``.
+
+    >>> print(results_card([], "org/results").splitlines()[1])
+    configs:
+    """
     from huggingface_hub import DatasetCard, DatasetCardData
 
     data = DatasetCardData(
@@ -133,7 +137,13 @@ def _published_runs(api: Any, repo_id: str, files: set[str], skip: set[str]) -> 
 def push_to_hub(runs: Sequence[Run], repo_id: str, *, private: bool = False, api: Any = None) -> str | None:
     """Add the runs to the Hub dataset ``repo_id`` (created if missing): their leaderboard rows, their files,
     and a card over every run the dataset then holds. Returns the commit URL, or None when every run is
-    already there (nothing is committed). The token comes from HF_TOKEN or the login cache, never from here."""
+    already there (nothing is committed). The token comes from HF_TOKEN or the login cache, never from here.
+
+    >>> push_to_hub([], "not a repo")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --push: expected a Hub repository id ORG/NAME, got 'not a repo'
+    """
     from huggingface_hub import CommitOperationAdd, HfApi
 
     check_repo_id(repo_id, "--push")

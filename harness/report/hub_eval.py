@@ -81,7 +81,11 @@ def hub_task_id(config: TaskConfig) -> str:
 
 
 def headline(task: Task) -> Any:
-    """The metric a task's Hub results report."""
+    """The metric a task's Hub results report.
+
+    >>> [headline(task).label for task in TASKS.values()]
+    ['RR', 'RR', 'RPG', 'Acc']
+    """
     return task.view.headline or task.metrics[-1]
 
 
@@ -216,7 +220,12 @@ def validate_eval_results(entries: Any, task_ids: Iterable[str] | None = None) -
 
 
 def run_notes(run: Run) -> str:
-    """How a run was made, in a few words (the result's ``notes``)."""
+    """How a run was made, in a few words (the result's ``notes``).
+
+    >>> from pathlib import Path
+    >>> run_notes(Run(Path("r"), {"configs": {}, "package_version": "1.0.0"}, {"settings": {"limit": 8}}))
+    'scrambled-bench 1.0.0; careful answer reader; chat prompts; first 8 samples per config; run ...'
+    """
     settings = run.settings
     samples = (
         "every sample" if settings.get("limit") is None else f"first {settings['limit']} samples per config"
@@ -231,7 +240,14 @@ def model_eval_results(
     run: Run, benchmark: str, *, revision: str | None = None, source_url: str | None = None
 ) -> list[dict[str, Any]]:
     """A run's ``.eval_results`` entries for the benchmark dataset ``benchmark``: per config it holds, its
-    task's headline metric (percent), where defined. Validated against the documented fields."""
+    task's headline metric (percent), where defined. Validated against the documented fields.
+
+    >>> from pathlib import Path
+    >>> run = Run(Path("r"), {"configs": {"scrqa/dream/rs50": {"task": "scrqa", "dataset": "dream",
+    ...     "scramble_type": "rs50", "relative_performance_gain": {"value": 81.5}}}}, {})
+    >>> [(e["dataset"]["task_id"], e["value"]) for e in model_eval_results(run, "org/scrambled_bench")]
+    [('scrqa-dream-rs50', 81.5)]
+    """
     from scrambled_bench.harness.tasks import get_task
 
     entries = []
@@ -265,7 +281,13 @@ def model_eval_results(
 
 def benchmark_of(runs: Sequence[Run], benchmark: str | None) -> tuple[str, str | None]:
     """The benchmark dataset (and its revision) the runs' results belong to: ``--benchmark`` where given,
-    else the Hub build the runs read; a one-line error where neither names one."""
+    else the Hub build the runs read; a one-line error where neither names one.
+
+    >>> from pathlib import Path
+    >>> build = {"location": "org/scrambled_bench", "commit": "abc"}
+    >>> benchmark_of([], "org/bench"), benchmark_of([Run(Path("r"), {"configs": {}}, {"dataset": build})], None)
+    (('org/bench', None), ('org/scrambled_bench', 'abc'))
+    """
     if benchmark is not None:
         return check_repo_id(benchmark, "--benchmark"), None
     sources = {(run.build.get("location"), run.build.get("commit")) for run in runs}
@@ -289,7 +311,13 @@ def push_model_card_results(
 ) -> tuple[list[str], str | None]:
     """Write each run's ``.eval_results/scrambled-bench-<run fingerprint>.yaml`` to the model repository
     ``repo_id``. Returns the files and the commit URL; (files, None) where the repository already holds
-    them unchanged (nothing is committed)."""
+    them unchanged (nothing is committed).
+
+    >>> push_model_card_results([], "model")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --model-card-results: expected a Hub repository id ORG/NAME, got 'model'
+    """
     import yaml
     from huggingface_hub import CommitOperationAdd, HfApi
 

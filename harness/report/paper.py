@@ -75,7 +75,11 @@ def paper_models() -> tuple[PaperModel, ...]:
 
 @functools.cache
 def paper_tables() -> dict[str, Any]:
-    """``metrics/paper_tables.json``: table key -> model -> ... -> value (None where the paper prints "< 0")."""
+    """``metrics/paper_tables.json``: table key -> model -> ... -> value (None where the paper prints "< 0").
+
+    >>> paper_tables()["table5_scrqa_realtimeqa_zeroshot"]["GPT-4"]["Acc"]["original"]
+    97.69
+    """
     from scrambled_bench.io import read_json
 
     return read_json(_metrics_file("paper_tables.json"))

@@ -77,21 +77,25 @@ def parameter_overrides(values: Sequence[str], runs: Sequence[Run]) -> dict[str,
 
 def recorded_parameters(fingerprint: Mapping[str, Any]) -> ParameterCount | None:
     """The size read from the model files a backend's fingerprint (config.json) points at, where they are
-    still on this machine: a GGUF file (``model_file``) or a folder of safetensors (``model_source``)."""
+    still on this machine: a GGUF file (``model_file``) or a folder of safetensors (``model_source``).
+
+    >>> recorded_parameters({"backend": "openai", "model": "gpt-4o"}) is None
+    True
+    """
     model_file = fingerprint.get("model_file")
     if isinstance(model_file, str) and model_file.endswith(".gguf") and Path(model_file).is_file():
-        count = gguf_parameters(Path(model_file))
+        count = _gguf_parameters(Path(model_file))
         if count is not None:
             return ParameterCount(count, f"tensors of {Path(model_file).name}")
     source = fingerprint.get("model_source")
     if isinstance(source, str) and Path(source).is_dir():
-        count = safetensors_parameters(Path(source))
+        count = _safetensors_parameters(Path(source))
         if count is not None:
             return ParameterCount(count, f"safetensors in {Path(source).name}")
     return None
 
 
-def gguf_parameters(path: Path) -> int | None:
+def _gguf_parameters(path: Path) -> int | None:
     """The elements of every tensor a GGUF file holds (its header only is read); None without the ``gguf``
     package (the ``local`` extra)."""
     try:
@@ -101,7 +105,7 @@ def gguf_parameters(path: Path) -> int | None:
     return sum(int(tensor.n_elements) for tensor in gguf.GGUFReader(path).tensors)
 
 
-def safetensors_parameters(folder: Path) -> int | None:
+def _safetensors_parameters(folder: Path) -> int | None:
     """The elements of every tensor in a folder's ``*.safetensors`` files (headers only); None without any."""
     from safetensors import safe_open
 
@@ -122,7 +126,12 @@ def safetensors_parameters(folder: Path) -> int | None:
 
 def run_parameters(runs: Sequence[Run], values: Sequence[str] = ()) -> dict[str, ParameterCount]:
     """Run label -> its size: ``--params`` first, else what its model files say; runs of unknown size are
-    left out (the figure then says how to place them)."""
+    left out (the figure then says how to place them).
+
+    >>> runs = [Run(Path("runs/a"), {"model": "tiny", "configs": {}}, {}, label="tiny")]
+    >>> run_parameters(runs, ["135M"]), run_parameters(runs)
+    ({'tiny': ParameterCount(count=135000000, source='--params')}, {})
+    """
     sizes = parameter_overrides(values, runs)
     for run in runs:
         if run.label not in sizes:

@@ -530,7 +530,15 @@ def build_tables(
     runs: Sequence[Run], *, ci: bool = False, paper: Sequence[PaperModel] = ()
 ) -> list[ReportTable]:
     """Every paper-shaped table the runs have data for, task by task, with the rows of the ``paper``'s
-    models that each table's paper counterpart holds."""
+    models that each table's paper counterpart holds.
+
+    >>> run = Run(Path("runs/a"), {"configs": {"scrqa/dream/rs50": {"task": "scrqa", "dataset": "dream",
+    ...     "scramble_type": "rs50", "n_errors": 0, "n_scored": 4, "prompt_tokens": {"mean": None},
+    ...     "accuracy": {"value": 50.0, "ci": None}}}}, {}, label="m")
+    >>> [table] = build_tables([run])
+    >>> table.key, table.rows
+    ('scrqa-dream', [['m', 'Acc', '50.00', '0.0%'], ['m', 'RPG', '', '']])
+    """
     tables: list[ReportTable] = []
     for task in TASKS.values():
         for dataset in task.datasets:
