@@ -94,7 +94,6 @@ def test_figures_without_the_paper_have_no_reference_legend(runs: list, tmp_path
 
 def test_size_figure_says_which_runs_it_cannot_place(runs: list, tmp_path: Path) -> None:
     import matplotlib
-
     from scrambled_bench.harness.report.figures import FIGURE_RC, scale_figure
     from scrambled_bench.harness.tasks import TASKS
 
