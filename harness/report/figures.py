@@ -764,7 +764,8 @@ def scale_figure(
                     fontsize=6,
                     color="0.35",
                 )
-            families.setdefault(model.family, []).append((model.parameters, value))
+            if not cell.below_zero:  # a line through "< 0" drawn at 0 would state a value the paper does not
+                families.setdefault(model.family, []).append((model.parameters, value))
             drawn = True
         for points in families.values():
             if len(points) > 1:

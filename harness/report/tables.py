@@ -222,12 +222,29 @@ def run_details(run: Run) -> list[tuple[str, str]]:
 
 
 def label_runs(runs: Sequence[Run]) -> list[Run]:
-    """Row labels: the model name, with the backend (and then the folder) added only where needed to tell apart."""
+    """Row labels: the model name, with what tells runs of one model apart added only where needed: the
+    backend, then the settings in which they differ, then the folder.
+
+    >>> runs = [Run(Path(f"runs/{mode}"), {"model": "m", "configs": {}}, {"settings": {"prompt_mode": mode}})
+    ...         for mode in ("chat", "completion")]
+    >>> [run.label for run in label_runs(runs + [Run(Path("runs/x"), {"model": "other", "configs": {}}, {})])]
+    ['m (prompt_mode=chat)', 'm (prompt_mode=completion)', 'other']
+    """
     models = [str(run.results.get("model") or run.path.name) for run in runs]
     for run, model in zip(runs, models):
         run.label = model
-        if models.count(model) > 1:
+        backends = {str(other.results.get("backend")) for other, name in zip(runs, models) if name == model}
+        if models.count(model) > 1 and len(backends) > 1:
             run.label = f"{model} ({run.results.get('backend') or '?'})"
+    for label in {run.label for run in runs}:
+        same = [run for run in runs if run.label == label]
+        if len(same) < 2:
+            continue
+        keys = sorted({key for run in same for key in run.settings})
+        differing = [key for key in keys if len({repr(run.settings.get(key)) for run in same}) > 1][:3]
+        for run in same:
+            if differing:
+                run.label += " (" + ", ".join(f"{key}={run.settings.get(key)}" for key in differing) + ")"
     labels = [run.label for run in runs]
     for run in runs:
         if labels.count(run.label) > 1:
