@@ -265,7 +265,7 @@ def _accuracy(
     a: Mapping[str, Any],
     b: Mapping[str, Any],
     counts: tuple[int, int],
-    s: CompareSettings,
+    settings: CompareSettings,
 ) -> MetricComparison:
     right_a = np.array([bool(a[i]["correct"]) for i in ids])
     right_b = np.array([bool(b[i]["correct"]) for i in ids])
@@ -274,15 +274,15 @@ def _accuracy(
     )
     row.difference = row.other - row.baseline
     interval, row.undefined_resamples, _ = paired_bootstrap(
-        _mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, s
+        _mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, settings
     )
     row.interval = interval
     row.p_value, row.discordant = mcnemar_exact(right_a, right_b)
     row.test = MCNEMAR
-    row.wilson_baseline = wilson_interval(int(right_a.sum()), len(ids), s.confidence_level)
-    row.wilson_other = wilson_interval(int(right_b.sum()), len(ids), s.confidence_level)
+    row.wilson_baseline = wilson_interval(int(right_a.sum()), len(ids), settings.confidence_level)
+    row.wilson_other = wilson_interval(int(right_b.sum()), len(ids), settings.confidence_level)
     se = _standard_error((right_b.astype(float) - right_a.astype(float)) * 100.0)
-    row.mdd = None if se is None else minimum_detectable_difference(se, s.alpha, s.power)
+    row.mdd = None if se is None else minimum_detectable_difference(se, settings.alpha, settings.power)
     return row
 
 
@@ -292,7 +292,7 @@ def _recovery(
     a: Mapping[str, Any],
     b: Mapping[str, Any],
     counts: tuple[int, int],
-    s: CompareSettings,
+    settings: CompareSettings,
 ) -> list[MetricComparison]:
     ed_a = np.array([float(a[i]["edit_distance"]) for i in ids])
     ed_b = np.array([float(b[i]["edit_distance"]) for i in ids])
@@ -302,9 +302,9 @@ def _recovery(
 
     ed = MetricComparison(config, ED, len(ids), *counts, float(ed_a.mean()), float(ed_b.mean()))
     ed.difference = ed.other - ed.baseline
-    ed.interval, ed.undefined_resamples, _ = paired_bootstrap(_mean, ed_a, ed_b, s)
+    ed.interval, ed.undefined_resamples, _ = paired_bootstrap(_mean, ed_a, ed_b, settings)
     ed.test, ed.p_value = WILCOXON, p_value
-    ed.mdd = None if se_ed is None else minimum_detectable_difference(se_ed, s.alpha, s.power)
+    ed.mdd = None if se_ed is None else minimum_detectable_difference(se_ed, settings.alpha, settings.power)
 
     def recovery_rate(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         total = scrambled[indices].sum(axis=1)
@@ -325,11 +325,13 @@ def _recovery(
         rr.note = "RR undefined: the shared samples hold no scrambled character"
         return [ed, rr]
     rr.difference = rr.other - rr.baseline
-    rr.interval, rr.undefined_resamples, _ = paired_bootstrap(recovery_rate, ed_a, ed_b, s)
+    rr.interval, rr.undefined_resamples, _ = paired_bootstrap(recovery_rate, ed_a, ed_b, settings)
     rr.test, rr.note = None, f"tested with ED ({WILCOXON}): on the same samples RR moves with ED exactly"
     # RR_b - RR_a = -(mean ED_b - mean ED_a) / mean scrambled ED * 100 on the same samples
     if se_ed is not None:
-        rr.mdd = minimum_detectable_difference(se_ed / scrambled.mean() * 100.0, s.alpha, s.power)
+        rr.mdd = minimum_detectable_difference(
+            se_ed / scrambled.mean() * 100.0, settings.alpha, settings.power
+        )
     return [ed, rr]
 
 
@@ -339,7 +341,7 @@ def _gain(
     runs: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, Mapping[str, Any]]],
     anchors: tuple[str, str],
     counts: tuple[int, int],
-    s: CompareSettings,
+    settings: CompareSettings,
 ) -> MetricComparison:
     """RPG = (Acc_type - Acc_sub) / (Acc_original - Acc_sub) on ids both runs answered at the type and at
     both anchors; undefined (NaN) where the original gained nothing over the substituted text, as the
@@ -375,10 +377,10 @@ def _gain(
         )
         return row
     row.difference = row.other - row.baseline
-    row.interval, row.undefined_resamples, standard_error = paired_bootstrap(gain, a, b, s)
+    row.interval, row.undefined_resamples, standard_error = paired_bootstrap(gain, a, b, settings)
     row.note = f"interval only (no test): {MCNEMAR} on Acc tests this config"
     if standard_error:
-        row.mdd = minimum_detectable_difference(standard_error, s.alpha, s.power)
+        row.mdd = minimum_detectable_difference(standard_error, settings.alpha, settings.power)
     return row
 
 

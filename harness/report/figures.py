@@ -514,10 +514,6 @@ def _save_options(suffix: str) -> dict[str, Any]:
     return options
 
 
-def _grid_of(models: int, runs: int) -> int:
-    return runs + models
-
-
 def category_figure(
     task: Task,
     dataset: str,
@@ -532,7 +528,7 @@ def category_figure(
     from scrambled_bench.harness.tasks.base import RPG
 
     anchors = set(getattr(task, "anchors", ()))
-    fig, axes = _grid(_grid_of(len(references), len(runs)), 6.0, 4.4)
+    fig, axes = _grid(len(runs) + len(references), 6.0, 4.4)
     type_colours: dict[str, str] = {}
 
     def colour(scramble_type: str) -> str:
@@ -634,7 +630,7 @@ def exemplars_figure(
     from matplotlib.lines import Line2D
 
     metric = task.metrics[0]
-    fig, axes = _grid(_grid_of(len(references), len(runs)), 5.2, 3.9)
+    fig, axes = _grid(len(runs) + len(references), 5.2, 3.9)
     type_colours: dict[str, str] = {}
     panels: list[tuple[str, dict[str, list[tuple[int, float | None, Any, bool]]], bool]] = []
     for run in runs:

@@ -355,13 +355,12 @@ def _caption(table: str | None, per_run: Sequence[tuple[Run, Sequence[Mapping[st
     return comparability_caption(entries, table)
 
 
-def _with_paper(table: ReportTable, paper_table: str | None, per_run: Sequence[tuple[Run, Any]]) -> None:
+def _with_paper(
+    table: ReportTable, paper_table: str | None, per_run: Sequence[tuple[Run, Sequence[Mapping[str, Any]]]]
+) -> None:
     """The note and caption a table gets once it holds the paper's rows."""
     table.notes.append(_paper_note(paper_table))
-    table.caption = _caption(
-        paper_table,
-        [(run, list(entries.values()) if isinstance(entries, dict) else entries) for run, entries in per_run],
-    )
+    table.caption = _caption(paper_table, per_run)
 
 
 def _types_table(
@@ -405,7 +404,7 @@ def _types_table(
             table.rows.append([model.label, metric.label, *cells, ""])
     table.notes.extend(notes.lines())
     if references:
-        _with_paper(table, paper_table, per_run)
+        _with_paper(table, paper_table, [(run, list(entries.values())) for run, entries in per_run])
     tables = [table]
     if task.view.prompt_tokens_table and any(
         cell not in ("-", "") for row in tokens.rows for cell in row[1:]
@@ -486,7 +485,9 @@ def _category_tables(
                 table.rows.append([model.label, category, *cells])
         table.notes.extend(notes.lines())
         if references:
-            _with_paper(table, paper_table, with_categories)
+            _with_paper(
+                table, paper_table, [(run, list(entries.values())) for run, entries in with_categories]
+            )
     return [table for table in (accuracy, gain) if table.rows]
 
 
