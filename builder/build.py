@@ -47,6 +47,8 @@ DEFAULT_TYPES = PAPER_TYPES + tuple(
 __all__ = ["ALL_TYPES", "DEFAULT_TYPES", "SOURCES", "build_dataset", "config_name", "scramble_source"]
 
 CARD_NAME = "README.md"
+EVAL_YAML_NAME = "eval.yaml"
+"""The Hub's benchmark file (https://huggingface.co/docs/hub/eval-results), beside the card."""
 ROWS_PER_GROUP = 1_000
 """Rows per parquet row group and per in-memory batch (keeps memory flat as a source grows)."""
 
@@ -449,6 +451,10 @@ def build_dataset(
         )
         (tmp / CARD_NAME).write_text(card_text, encoding="utf-8")
         outputs[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+        eval_yaml = benchmark_eval_yaml(summaries)
+        if eval_yaml is not None:
+            (tmp / EVAL_YAML_NAME).write_text(eval_yaml, encoding="utf-8")
+            outputs[EVAL_YAML_NAME] = {"sha256": sha256_file(tmp / EVAL_YAML_NAME)}
         manifest = {
             "name": "scrambled_bench",
             "version": DATASET_VERSION,
@@ -476,6 +482,18 @@ def build_dataset(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def benchmark_eval_yaml(configs: Iterable[str]) -> str | None:
+    """The Hub's ``eval.yaml`` for a build of ``configs`` (it makes the pushed dataset a benchmark that
+    model repositories report results against), or ``None`` where no task's headline metric can be
+    computed from them (a build of the original texts only)."""
+    # the tasks are defined on top of the builder (they read its configs): imported here, not at the top
+    from scrambled_bench.harness.report.hub_eval import benchmark_configs
+    from scrambled_bench.harness.report.hub_eval import benchmark_eval_yaml as eval_yaml
+
+    names = list(configs)
+    return eval_yaml(names) if benchmark_configs(names) else None
 
 
 def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, Mapping[str, Any]]]:

@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     scrambled-bench 1.0.0
     0
     """
+    argv = report.expand_bare_paper(sys.argv[1:] if argv is None else argv)
     try:
         # standalone_mode=False: usage errors come back to us instead of as a multi-line panel
         # the command line as typed, for commands that tell the user how to repeat it (resume a run)

@@ -2,31 +2,22 @@
 
 - :func:`load_probe`: a run folder's (or a ``probe.json``'s) :class:`ProbeResult`, ``None`` where the folder
   holds no probe;
-- :func:`probe_table`: accuracy per layer and setting as a :class:`ProbeTable` (``key``, ``title``,
-  ``columns``, ``rows`` of strings, the fields of the report's own table type);
-- :func:`plot_probe`: Figures 7 and 8 as PNG and SVG.
+- :func:`probe_table`: accuracy per layer and setting as a report table;
+- :func:`plot_probe`: Figures 7 and 8 as PNG and SVG;
+- :func:`probe_svgs`: the SVG figures a probe run wrote, for the HTML report.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.probing.figures import plot_figure7, plot_figure8, type_label
+from scrambled_bench.harness.report.tables import ReportTable
+from scrambled_bench.probing.figures import FIGURE7, FIGURE8, plot_figure7, plot_figure8, type_label
 from scrambled_bench.probing.probes import ProbeResult
 
 RESULT_FILE = "probe.json"
-
-
-@dataclass
-class ProbeTable:
-    """A table as data: ``rows`` are lists of cells (strings) aligned with ``columns``."""
-
-    key: str
-    title: str
-    columns: list[str]
-    rows: list[list[str]] = field(default_factory=list)
 
 
 def load_probe(run_dir: str | Path) -> ProbeResult | None:
@@ -52,12 +43,32 @@ def load_probe(run_dir: str | Path) -> ProbeResult | None:
         raise ScrambledBenchError(f"{path}: not a readable probe result ({exc})") from None
 
 
+def split_probe_runs(folders: Sequence[str | Path]) -> tuple[dict[Path, ProbeResult], list[Path]]:
+    """The probe run folders among ``folders`` (those holding a ``probe.json``), with their results, and
+    the other folders, for the report to read as evaluation runs.
+
+    >>> import tempfile
+    >>> probes, runs = split_probe_runs([tempfile.gettempdir()])
+    >>> probes, len(runs)
+    ({}, 1)
+    """
+    probes: dict[Path, ProbeResult] = {}
+    runs: list[Path] = []
+    for folder in map(Path, folders):
+        result = load_probe(folder)
+        if result is None:
+            runs.append(folder)
+        else:
+            probes[folder] = result
+    return probes, runs
+
+
 def _cell(accuracy: float, low: float, high: float, *, ci: bool) -> str:
     text = f"{accuracy * 100:.1f}"
     return f"{text} [{low * 100:.1f}, {high * 100:.1f}]" if ci else text
 
 
-def probe_table(result: ProbeResult, *, ci: bool = True) -> ProbeTable:
+def probe_table(result: ProbeResult, *, ci: bool = True) -> ReportTable:
     """Accuracy % per layer (rows) and setting (columns), the training accuracy beside them.
 
     >>> from scrambled_bench.probing.probes import LayerResult, Score
@@ -89,8 +100,8 @@ def probe_table(result: ProbeResult, *, ci: bool = True) -> ProbeTable:
         ]
         for layer in result.layers
     ]
-    return ProbeTable(
-        key="probe",
+    return ReportTable(
+        key=f"probe-{result.model}",
         title=title,
         columns=["layer", *(type_label(t) for t in result.types), "train"],
         rows=rows,
@@ -101,3 +112,21 @@ def plot_probe(result: ProbeResult, out_dir: str | Path) -> list[Path]:
     """Figures 7 and 8 into ``out_dir`` (``figure7.png``/``.svg``, ``figure8.png``/``.svg``); the files."""
     out = Path(out_dir)
     return [*plot_figure7(result, out), *plot_figure8(result, out)]
+
+
+FIGURE_TITLES = {
+    FIGURE7: "Probe accuracy per layer and setting (cf. Figure 7)",
+    FIGURE8: "Probe accuracy gained per layer (cf. Figure 8)",
+}
+
+
+def probe_svgs(run_dir: str | Path, result: ProbeResult) -> list[tuple[str, str, str]]:
+    """``(name, title, svg)`` of each figure the probe run wrote into ``run_dir`` (the report's HTML page
+    inlines them); the XML prolog is cut, as an inline SVG has none."""
+    figures = []
+    for name, title in FIGURE_TITLES.items():
+        path = Path(run_dir) / f"{name}.svg"
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            figures.append((f"probe-{name}", f"{title}: {result.model}", text[text.index("<svg") :]))
+    return figures

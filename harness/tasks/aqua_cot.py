@@ -33,6 +33,7 @@ class AquaChainOfThought(MultipleChoiceTask):
         figure="aqua",
         layout="exemplars",
         paper_tables={"aqua": "table1_aqua_fewshot_cot_acc"},
+        headline=ACCURACY,
     )
 
     def demonstration(self, config: TaskConfig, seed: int) -> str:

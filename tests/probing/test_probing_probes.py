@@ -128,3 +128,35 @@ def test_the_report_table_and_figures(tmp_path: Path) -> None:
     (tmp_path / "probe.json").write_text('{"kind": "scrambled-bench probe", "format": 1}')
     with pytest.raises(ScrambledBenchError, match="not a readable probe result"):
         load_probe(tmp_path / "probe.json")
+
+
+def test_report_shows_a_probe_run_beside_evaluation_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`scrambled-bench report` reads a probe run folder (its probe.json): the table in every format, its
+    figures under --plot, and inline in the HTML page; a folder with neither file is still a one-line error."""
+    from scrambled_bench.evaluate_cli.main import main
+    from scrambled_bench.probing.report import plot_probe
+
+    folder = tmp_path / "probe-SmolLM2-abc"
+    folder.mkdir()
+    result = _result()
+    (folder / "probe.json").write_text(json.dumps(result.to_dict()))
+    plot_probe(result, folder)  # what the probe command leaves beside probe.json
+
+    assert main(["report", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "Hidden-state probe on DREAM" in out and "| 0 (embeddings) |" in out
+
+    assert main(["report", str(folder), "--plot", str(tmp_path / "figs")]) == 0
+    assert (tmp_path / "figs" / folder.name / "figure7.png").stat().st_size > 1000
+
+    page = tmp_path / "report.html"
+    assert main(["report", str(folder), "--format", "html", "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "figure-probe-figure7" in html and "figure-probe-figure8" in html and "<?xml" not in html
+
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "figs")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")
