@@ -17,12 +17,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder import card
-from scrambled_bench.builder.manifest import MANIFEST_NAME
+from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, scramble, scramble_many
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
@@ -47,6 +47,8 @@ DEFAULT_TYPES = PAPER_TYPES + tuple(
 __all__ = ["ALL_TYPES", "DEFAULT_TYPES", "SOURCES", "build_dataset", "config_name", "scramble_source"]
 
 CARD_NAME = "README.md"
+EVAL_YAML_NAME = "eval.yaml"
+"""The Hub's benchmark file (https://huggingface.co/docs/hub/eval-results), beside the card."""
 ROWS_PER_GROUP = 1_000
 """Rows per parquet row group and per in-memory batch (keeps memory flat as a source grows)."""
 
@@ -106,6 +108,39 @@ def resolve_types(names: Sequence[str] | None) -> list[str]:
     for name in names:
         parse_type(name)
     return list(dict.fromkeys(names))
+
+
+def grown_selection(
+    previous: Manifest, sources: Sequence[str], types: Sequence[str], seed: int, window: str | None
+) -> tuple[list[str], list[str]]:
+    """The sources and types of a build grown from ``previous`` by ``sources`` and ``types``: everything it
+    had, then what is new, in order. A build of another version, seed or window is refused (one line).
+
+    >>> old = Manifest.parse(b'{"version": "%s", "seed": 0, "window": "2023-03-17:2023-08-04", "outputs": {},'
+    ...                      b' "sources": {"aqua": {}}, "types": ["original", "kfl"]}' % DATASET_VERSION.encode())
+    >>> grown_selection(old, ["dream"], ["rs50", "kfl"], 0, None)
+    (['dream', 'aqua'], ['original', 'kfl', 'rs50'])
+    """
+    asked_window = realtimeqa.format_window(realtimeqa.parse_window(window))
+    differences = [
+        f"{what} {theirs} (asked: {mine})"
+        for what, theirs, mine in (
+            ("version", previous.version, DATASET_VERSION),
+            ("seed", previous.seed, seed),
+            ("RealtimeQA window", previous.data.get("window"), asked_window),
+        )
+        if theirs != mine
+    ]
+    if differences:
+        raise ScrambledBenchError(
+            f"{previous.location}: a build of {'; '.join(differences)}: adding to it would mix two builds; "
+            "pass --replace to rebuild it, or --out another folder"
+        )
+    had_sources = list(previous.data.get("sources") or {})
+    wanted = set(had_sources) | set(sources)
+    return [name for name in SOURCES if name in wanted], list(
+        dict.fromkeys([*previous.data.get("types", []), *types])
+    )
 
 
 def build_tag(version: str, *, seed: int, window: str | None) -> str:
@@ -198,16 +233,26 @@ def write_configs(
             )
         for start in range(0, len(data.records), ROWS_PER_GROUP):
             batch = data.records[start : start + ROWS_PER_GROUP]
-            columns: list[list[dict[str, Any]]] = [[] for _ in paths]
+            scrambled: list[list[str]] = [[] for _ in paths]
             for record in batch:
                 outputs = scramble_many(
                     record.fields["original"], scramble_types, seed=seed, sample_id=record.scramble_key
                 )
-                for rows, scrambled in zip(columns, outputs):
-                    rows.append(_row(record, data.info.columns, scrambled))
-            for index, (writer, rows) in enumerate(zip(writers, columns)):
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema), row_group_size=ROWS_PER_GROUP)
-                counts[index] += len(rows)
+                for column, text in zip(scrambled, outputs):
+                    column.append(text)
+            # every config of the family shares the columns other than `scrambled`: convert them once
+            shared = {
+                field.name: pa.array([record.fields[field.name] for record in batch], type=field.type)
+                for field in schema
+                if field.name != "scrambled"
+            }
+            for index, (writer, column) in enumerate(zip(writers, scrambled)):
+                arrays = [
+                    pa.array(column, type=field.type) if field.name == "scrambled" else shared[field.name]
+                    for field in schema
+                ]
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=ROWS_PER_GROUP)
+                counts[index] += len(column)
     finally:
         for writer in writers:
             writer.close()
@@ -223,14 +268,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check_output(out: Path) -> None:
-    """Refuse to replace anything that is not a previous build, and fail early on unwritable places."""
+def check_output_folder(out: Path, *, replaceable: Callable[[Path], bool], refusal: str) -> None:
+    """Refuse to replace a non-empty ``out`` unless ``replaceable(out)`` (a previous output of the same
+    command), and fail early, in one line, where the output cannot be written. ``refusal`` is the message
+    for a folder that is in the way."""
     if out.exists() and not out.is_dir():
         raise ScrambledBenchError(f"output {out} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_NAME).is_file():
-        raise ScrambledBenchError(
-            f"output folder {out} is not empty and holds no {MANIFEST_NAME}; refusing to replace it"
-        )
+    if out.is_dir() and any(out.iterdir()) and not replaceable(out):
+        raise ScrambledBenchError(refusal)
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -246,8 +291,17 @@ def _check_output(out: Path) -> None:
         raise ScrambledBenchError(f"cannot write to the output folder {parent}: permission denied")
 
 
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished ``tmp`` to ``out``, replacing a previous build only once the new one is whole."""
+def _check_output(out: Path) -> None:
+    """Refuse to replace anything that is not a previous build, and fail early on unwritable places."""
+    check_output_folder(
+        out,
+        replaceable=lambda folder: (folder / MANIFEST_NAME).is_file(),
+        refusal=f"output folder {out} is not empty and holds no {MANIFEST_NAME}; refusing to replace it",
+    )
+
+
+def swap_into_place(tmp: Path, out: Path) -> None:
+    """Rename the finished ``tmp`` to ``out``, replacing a previous output only once the new one is whole."""
     if out.exists():
         old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
         os.replace(out, old / out.name)
@@ -261,6 +315,35 @@ def _swap_into_place(tmp: Path, out: Path) -> None:
         os.replace(tmp, out)
 
 
+def planned_build(
+    out: Path,
+    *,
+    sources: Sequence[str] | None,
+    types: Sequence[str] | None,
+    seed: int = 0,
+    window: str | None = None,
+    replace: bool = False,
+) -> tuple[list[str], list[str]]:
+    """The sources and types :func:`build_dataset` will hold in ``out``: those asked for, plus what a
+    previous build there had (unless ``replace``). Everything that can be refused is refused here, before
+    any work: unknown names, a bad seed, a folder that is not a build, a build that cannot grow.
+
+    >>> import tempfile, pathlib
+    >>> planned_build(pathlib.Path(tempfile.mkdtemp()) / "sb", sources=["dream"], types=["kfl"])
+    (['dream'], ['kfl'])
+    """
+    source_names = resolve_sources(sources)
+    type_names = resolve_types(types)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ScrambledBenchError(f"seed must be a non-negative integer, got {seed!r}")
+    if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
+        window = None
+    _check_output(out)
+    if replace or not Manifest.exists(out):
+        return source_names, type_names
+    return grown_selection(Manifest.read(out), source_names, type_names, seed, window)
+
+
 def build_dataset(
     out: Path,
     *,
@@ -271,6 +354,7 @@ def build_dataset(
     window: str | None = None,
     reader: SourceReader | None = None,
     progress: Callable[[str, int], None] | None = None,
+    replace: bool = False,
 ) -> Path:
     """Build the Scrambled Bench into ``out`` and return ``out``.
 
@@ -279,6 +363,11 @@ def build_dataset(
     RealtimeQA weeks (default: the paper's). ``progress(config, rows)`` is called after every config.
     ``reader`` replaces the file access entirely (tests).
 
+    A previous build in ``out`` grows: it keeps every source and type it had, and gains those asked for
+    (a config's bytes depend only on the version, the seed and the window, so no existing file changes).
+    ``replace`` builds exactly what is asked for instead; a build of another version, seed or window is
+    never grown into (that would mix data), and the error says to ``--replace`` or build elsewhere.
+
     >>> import tempfile, pathlib
     >>> build_dataset(pathlib.Path(tempfile.mkdtemp()) / "sb", sources=["squad"])
     Traceback (most recent call last):
@@ -286,13 +375,12 @@ def build_dataset(
     scrambled_bench.errors.ScrambledBenchError: unknown source 'squad' (known: realtimeqa, dream, aqua)
     """
     out = Path(out).expanduser()
-    source_names = resolve_sources(sources)
-    type_names = resolve_types(types)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ScrambledBenchError(f"seed must be a non-negative integer, got {seed!r}")
+    source_names, type_names = planned_build(
+        out, sources=sources, types=types, seed=seed, window=window, replace=replace
+    )
     if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
         window = None
-    _check_output(out)
+    kept = _kept_outputs(out, None if replace else Manifest.read(out) if Manifest.exists(out) else None)
     if reader is None:
         reader = SourceReader(mirror=resolve_source_dir(source_dir))
 
@@ -312,6 +400,27 @@ def build_dataset(
         summaries: dict[str, card.ConfigSummary] = {}
         for data in loaded:
             for group in family_groups(type_names):
+                for scramble_type in group:
+                    name = config_name(data.info.name, scramble_type)
+                    if name in kept:
+                        # a grown build keeps its files as they are (another pyarrow could write other bytes)
+                        relative, entry = kept[name]
+                        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(out / relative, tmp / relative)
+                        summaries[name] = card.ConfigSummary(
+                            name,
+                            data.info.name,
+                            scramble_type,
+                            relative,
+                            entry["rows"],
+                            sha256=entry["sha256"],
+                        )
+                        outputs[relative] = dict(entry)
+                        if progress is not None:
+                            progress(name, entry["rows"])
+                group = [t for t in group if config_name(data.info.name, t) not in kept]
+                if not group:
+                    continue
                 names = [config_name(data.info.name, scramble_type) for scramble_type in group]
                 counts = write_configs([tmp / data_file(name) for name in names], data, group, seed=seed)
                 for name, scramble_type, rows in zip(names, group, counts):
@@ -342,6 +451,10 @@ def build_dataset(
         )
         (tmp / CARD_NAME).write_text(card_text, encoding="utf-8")
         outputs[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+        eval_yaml = benchmark_eval_yaml(summaries)
+        if eval_yaml is not None:
+            (tmp / EVAL_YAML_NAME).write_text(eval_yaml, encoding="utf-8")
+            outputs[EVAL_YAML_NAME] = {"sha256": sha256_file(tmp / EVAL_YAML_NAME)}
         manifest = {
             "name": "scrambled_bench",
             "version": DATASET_VERSION,
@@ -358,23 +471,50 @@ def build_dataset(
             "source_files": dict(sorted(reader.hashes.items())),
             "types": type_names,
             # parquet files record the writer's version, so byte identity holds for the same pyarrow
-            "built_with": _library_versions(),
+            "built_with": library_versions(),
             "outputs": dict(sorted(outputs.items())),
         }
         (tmp / MANIFEST_NAME).write_text(
             json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        _swap_into_place(tmp, out)
+        swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
 
 
-def _library_versions() -> dict[str, str]:
+def benchmark_eval_yaml(configs: Iterable[str]) -> str | None:
+    """The Hub's ``eval.yaml`` for a build of ``configs`` (it makes the pushed dataset a benchmark that
+    model repositories report results against), or ``None`` where no task's headline metric can be
+    computed from them (a build of the original texts only)."""
+    # the tasks are defined on top of the builder (they read its configs): imported here, not at the top
+    from scrambled_bench.harness.report.hub_eval import benchmark_configs
+    from scrambled_bench.harness.report.hub_eval import benchmark_eval_yaml as eval_yaml
+
+    names = list(configs)
+    return eval_yaml(names) if benchmark_configs(names) else None
+
+
+def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Config name -> (relative path, manifest entry) of each data file a grown build keeps as it is: those
+    its manifest lists whose bytes still match their sha256 (a file changed since is written anew)."""
+    if previous is None:
+        return {}
+    kept = {}
+    for relative, entry in previous.outputs.items():
+        if not isinstance(entry, Mapping) or "config" not in entry or "rows" not in entry:
+            continue
+        path = out / relative
+        if path.is_file() and sha256_file(path) == entry.get("sha256"):
+            kept[entry["config"]] = (relative, entry)
+    return kept
+
+
+def library_versions() -> dict[str, str]:
     """The versions that shape the output bytes: this package and the parquet writer.
 
-    >>> sorted(_library_versions())
+    >>> sorted(library_versions())
     ['pyarrow', 'scrambled_bench']
     """
     import pyarrow

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import CARD_NAME, sha256_file
+from scrambled_bench.builder.build import CARD_NAME, EVAL_YAML_NAME, sha256_file
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
 
 REPO_TYPE = "dataset"
-UPLOAD_PATTERNS = [CARD_NAME, MANIFEST_NAME, "data/**"]
+UPLOAD_PATTERNS = [CARD_NAME, EVAL_YAML_NAME, MANIFEST_NAME, "data/**"]
 STALE_PATTERNS = ["data/**"]
 """Remote files under data/ that the build does not have are deleted (a config dropped from the build)."""
 

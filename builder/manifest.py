@@ -109,6 +109,19 @@ class Manifest:
         """Whether ``other`` lists the same files with the same hashes under the same tag."""
         return other is not None and other.outputs == self.outputs and other.tag == self.tag
 
+    def config_hashes(self) -> dict[str, str]:
+        """Config name -> the sha256 of its data file: what a run's data identity is made of.
+
+        >>> raw = b'{"version": "1.0.0", "outputs": {"data/x.parquet": {"config": "dream_kf", "sha256": "ab"}}}'
+        >>> Manifest.parse(raw).config_hashes()
+        {'dream_kf': 'ab'}
+        """
+        return {
+            entry["config"]: entry.get("sha256", "")
+            for entry in self.outputs.values()
+            if isinstance(entry, dict) and "config" in entry
+        }
+
     def provenance(self) -> dict[str, Any]:
         """What a run records about the data it read: the manifest's hash, the version and the seed.
 

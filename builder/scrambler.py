@@ -63,7 +63,7 @@ def parse_type(name: str) -> ScrambleType:
     >>> parse_type("kf50")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kf50' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kf50' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words)
     """
     if not isinstance(name, str):
         raise ScrambledBenchError(f"scramble type must be a string, got {name!r}")
@@ -96,6 +96,15 @@ def letter_positions(word: str) -> list[int]:
     return [index for index, char in enumerate(word) if char.isalpha()]
 
 
+def letter_count(word: str) -> int:
+    """How many letters ``word`` has: what decides whether a family may change it.
+
+    >>> letter_count("it's2b_c"), letter_count("scramble")
+    (5, 8)
+    """
+    return len(word) if word.isalpha() else sum(map(str.isalpha, word))
+
+
 def words(text: str) -> list[str]:
     """The words of ``text``: maximal runs of ``\\w`` characters.
 
@@ -113,39 +122,132 @@ def _place(word: str, positions: Sequence[int], letters: Sequence[str]) -> str:
     return "".join(chars)
 
 
+# Speed: every word of every text passes through a word function once per family, so these helpers are the
+# build's inner loop. ``random.Random.shuffle``, ``choice`` and ``sample`` are Python code over
+# ``_randbelow``, which for ``random.Random`` is ``getrandbits(n.bit_length())`` redrawn while ``>= n``.
+# Drawing from ``getrandbits`` directly gives the same numbers from the same stream, and so the same words,
+# without a Python call per letter (the build ran 2x faster). tests/builder/test_scrambler_draws.py checks
+# the equality against the running interpreter's library.
+
+
+def _below(getrandbits: Callable[[int], int], bound: int) -> int:
+    """``random.Random._randbelow(bound)``: a uniform integer in ``[0, bound)`` from ``getrandbits``."""
+    bits = bound.bit_length()
+    value = getrandbits(bits)
+    while value >= bound:
+        value = getrandbits(bits)
+    return value
+
+
+_SHUFFLE_STEPS: dict[int, tuple[tuple[int, int, int], ...]] = {}
+"""Item count -> Fisher-Yates's (index, bound, bits) steps, computed once per length (idempotent, so
+threads that race to fill an entry store the same value)."""
+
+
+def _shuffle_steps(length: int) -> tuple[tuple[int, int, int], ...]:
+    steps = tuple((index, index + 1, (index + 1).bit_length()) for index in range(length - 1, 0, -1))
+    _SHUFFLE_STEPS[length] = steps
+    return steps
+
+
+def _shuffle_in_place(items: list[str], getrandbits: Callable[[int], int]) -> None:
+    """``random.Random.shuffle(items)``: the same Fisher-Yates swaps from the same draws, inlined."""
+    steps = _SHUFFLE_STEPS.get(len(items)) or _shuffle_steps(len(items))
+    for index, bound, bits in steps:
+        other = getrandbits(bits)
+        while other >= bound:
+            other = getrandbits(bits)
+        items[index], items[other] = items[other], items[index]
+
+
+def _sample_range(start: int, stop: int, count: int, rng: random.Random) -> list[int]:
+    """``rng.sample(range(start, stop), count)`` for ``count <= 5``: the same picks from the same draws.
+
+    The standard library keeps a pool list for a population of at most 21 and a set of picks above that
+    (its ``setsize`` for ``k <= 5``); both are followed here.
+    """
+    size = stop - start
+    if count > 5 or not 0 <= count <= size:
+        return rng.sample(range(start, stop), count)
+    getrandbits = rng.getrandbits
+    if count == 1:  # both of the library's branches take the first draw as it is
+        return [start + _below(getrandbits, size)]
+    if size <= 21:
+        if count == 2:  # the pool after the first pick: its last item moved into the picked slot
+            first = _below(getrandbits, size)
+            second = _below(getrandbits, size - 1)
+            return [start + first, start + (size - 1 if second == first else second)]
+        pool = list(range(start, stop))
+        picks = []
+        for taken in range(count):
+            index = _below(getrandbits, size - taken)
+            picks.append(pool[index])
+            pool[index] = pool[size - taken - 1]
+        return picks
+    seen: set[int] = set()
+    picks = []
+    for _ in range(count):
+        index = _below(getrandbits, size)
+        while index in seen:
+            index = _below(getrandbits, size)
+        seen.add(index)
+        picks.append(start + index)
+    return picks
+
+
 def _shuffle_differently(letters: list[str], rng: random.Random) -> list[str]:
     """A permutation of ``letters`` that differs from it whenever the letters are not all equal."""
     if len(set(letters)) < 2:
         return list(letters)
     shuffled = list(letters)
+    getrandbits = rng.getrandbits
     while True:
-        rng.shuffle(shuffled)
+        # reshuffles the previous attempt, not the original: part of the stream the published data pins
+        _shuffle_in_place(shuffled, getrandbits)
         if shuffled != letters:
             return shuffled
 
 
 def _shuffle_except(word: str, kept: set[int], rng: random.Random) -> str:
     """Shuffle the letters of ``word`` whose letter index is not in ``kept`` (indices into the letters)."""
-    positions = letter_positions(word)
-    movable = [position for index, position in enumerate(positions) if index not in kept]
+    if word.isalpha():
+        # letter index == position: take the kept letters out, shuffle the rest, put them back in place
+        order = sorted(kept)
+        letters = list(word)
+        for index in reversed(order):
+            del letters[index]
+        shuffled = _shuffle_differently(letters, rng)
+        for index in order:
+            shuffled.insert(index, word[index])
+        return "".join(shuffled)
+    movable = [position for index, position in enumerate(letter_positions(word)) if index not in kept]
     letters = [word[position] for position in movable]
     return _place(word, movable, _shuffle_differently(letters, rng))
 
 
 def _choose_kept(
-    letters: str, candidates: Sequence[int], count: int, fixed: set[int], rng: random.Random
+    letters: str, candidates: range, count: int, fixed: set[int], rng: random.Random
 ) -> set[int]:
     """Pick ``count`` random letter indices from ``candidates`` (plus ``fixed``) to keep in place.
 
     The pick is redrawn while the remaining letters are all equal but some other pick would leave
-    letters that can be rearranged, so that the word changes whenever it can.
+    letters that can be rearranged, so that the word changes whenever it can. ``candidates`` never
+    include a ``fixed`` index.
     """
-    pool = [index for index in range(len(letters)) if index not in fixed]
-    feasible = len({letters[index] for index in pool}) >= 2
+    outside = letters
+    for index in sorted(fixed, reverse=True):
+        outside = outside[:index] + outside[index + 1 :]
+    distinct = len(set(outside))
+    # keeping `count` more letters removes at most `count` distinct ones: with count + 2 distinct letters
+    # outside `fixed`, every pick leaves two, and the first pick is the answer without checking it
+    certain = distinct >= count + 2
+    feasible = distinct >= 2
     while True:
-        kept = set(fixed) | set(rng.sample(list(candidates), count))
+        kept = fixed.union(_sample_range(candidates.start, candidates.stop, count, rng))
+        if certain or not feasible:
+            return kept
         remaining = {letters[index] for index in range(len(letters)) if index not in kept}
-        if not feasible or len(remaining) >= 2:
+        if len(remaining) >= 2:
             return kept
 
 
@@ -162,9 +264,25 @@ def scramble_random(word: str, rng: random.Random) -> str:
     >>> sorted(scramble_random("it2s", random.Random(1))), scramble_random("it2s", random.Random(1))[2]
     (['2', 'i', 's', 't'], '2')
     """
+    if word.isalpha():  # the common case, without positions: the same draws and result as the general path
+        return word if len(word) < 2 else "".join(_shuffle_differently(list(word), rng))
     if len(letter_positions(word)) < 2:
         return word
     return _shuffle_except(word, set(), rng)
+
+
+def scramble_random_long(word: str, rng: random.Random) -> str:
+    """``ftrs``: shuffle all letters of a word with more than two letters (the paper's FT-RS corpus, App. A.4).
+
+    ``rs`` takes words with at least 2 letters; FT-RS scrambles "words with more than two letters", so a
+    two-letter word is never chosen and a rate counts only the longer words.
+
+    >>> scramble_random_long("of", random.Random(0)), scramble_random_long("the", random.Random(0)) != "the"
+    ('of', True)
+    """
+    if letter_count(word) < 3:
+        return word
+    return scramble_random(word, rng)
 
 
 def scramble_keep_first(word: str, rng: random.Random) -> str:
@@ -175,6 +293,8 @@ def scramble_keep_first(word: str, rng: random.Random) -> str:
     >>> scramble_keep_first("at", random.Random(0))
     'at'
     """
+    if word.isalpha():
+        return word if len(word) < 3 else word[0] + "".join(_shuffle_differently(list(word[1:]), rng))
     if len(letter_positions(word)) < 3:
         return word
     return _shuffle_except(word, {0}, rng)
@@ -187,14 +307,18 @@ def scramble_keep_first_last(word: str, rng: random.Random) -> str:
     >>> out[0] + out[-1], out != "scramble"
     ('se', True)
     """
-    count = len(letter_positions(word))
+    if word.isalpha():
+        if len(word) < 4:
+            return word
+        return word[0] + "".join(_shuffle_differently(list(word[1:-1]), rng)) + word[-1]
+    count = letter_count(word)
     if count < 4:
         return word
     return _shuffle_except(word, {0, count - 1}, rng)
 
 
 def _letters_of(word: str) -> str:
-    return "".join(word[position] for position in letter_positions(word))
+    return word if word.isalpha() else "".join(char for char in word if char.isalpha())
 
 
 def scramble_keep_random_two(word: str, rng: random.Random) -> str:
@@ -248,13 +372,18 @@ def substitute_letters(word: str, rng: random.Random) -> str:
     positions = letter_positions(word)
     if len(positions) < 2:
         return word
+    getrandbits, alphabet = rng.getrandbits, _SUBSTITUTE_ALPHABET
+    size, bits = len(alphabet), len(alphabet).bit_length()
     replacements = []
     for position in positions:
-        letter = rng.choice(_SUBSTITUTE_ALPHABET)
-        while letter == word[position]:
-            letter = rng.choice(_SUBSTITUTE_ALPHABET)
-        replacements.append(letter)
-    return _place(word, positions, replacements)
+        # rng.choice(alphabet) redrawn while it is the original letter: 6-bit draws until one is below 52
+        # and names another letter (the choice's own redraws and the redraw of the original, merged)
+        original = word[position]
+        value = getrandbits(bits)
+        while value >= size or alphabet[value] == original:
+            value = getrandbits(bits)
+        replacements.append(alphabet[value])
+    return "".join(replacements) if len(positions) == len(word) else _place(word, positions, replacements)
 
 
 def typo_adjacent_swap(word: str, rng: random.Random) -> str:
@@ -364,7 +493,8 @@ class ScrambleFamily:
     shipped_rates: tuple[int, ...] = ()
     """The rates :data:`ALL_TYPES` lists (any other rate in (0, 100] is accepted too)."""
     group: str = "paper"
-    """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place) or ``typo``."""
+    """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place), ``typo``, or
+    ``training`` (Appendix A.4's fine-tuning corpora; no shipped rates, so never in a default build)."""
 
     def type_names(self) -> tuple[str, ...]:
         """The shipped type names of the family.
@@ -488,6 +618,15 @@ FAMILIES: dict[str, ScrambleFamily] = {
             shipped_rates=TYPO_RATES,
             group="typo",
         ),
+        ScrambleFamily(
+            "ftrs",
+            scramble_random_long,
+            3,
+            True,
+            "random scramble in NN % of the words with more than two letters, all their letters shuffled "
+            "(FT-RS, paper App. A.4)",
+            group="training",
+        ),
     )
 }
 """Every scramble family, in the canonical order of tables and figures (original first, sub after the
@@ -501,7 +640,7 @@ def known_type_names() -> str:
     """The type names for help texts and error messages, derived from :data:`FAMILIES`.
 
     >>> known_type_names()
-    'original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words'
+    'original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words'
     """
     return ", ".join(family.pattern for family in FAMILIES.values()) + "; NN is a percentage of the words"
 
@@ -545,21 +684,76 @@ def text_rng(seed: int, sample_id: str, family: str) -> random.Random:
     return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "big"))
 
 
-def word_plan(text: str, family: str, seed: int, sample_id: str) -> list[tuple[int, int, float, str]]:
-    """For every word of ``text``: (start, end, uniform draw, transformed word), the same for all rates.
+@dataclass(frozen=True)
+class WordOutcomes:
+    """One text under one family: its pieces, every word's draw and every word's transformed form.
+
+    ``pieces`` alternate separator, word, separator, ..., separator (``re.split`` with the word pattern as
+    a group), so word ``i`` is ``pieces[2 * i + 1]``; joining ``pieces`` gives the text back.
+    """
+
+    pieces: list[str]
+    draws: list[float]
+    transformed: list[str]
+
+    def ranked(self, min_letters: int) -> list[int]:
+        """Indices of the words with at least ``min_letters`` letters, smallest draw first."""
+        words_ = self.pieces[1::2]
+        eligible = [index for index, word in enumerate(words_) if letter_count(word) >= min_letters]
+        # a stable sort of indices in reading order: ties in the draw (never seen) keep reading order
+        return sorted(eligible, key=self.draws.__getitem__)
+
+    def apply(self, chosen: Iterable[int] | None = None) -> str:
+        """The text with the ``chosen`` words (``None``: every word) replaced by their transformed form."""
+        pieces = list(self.pieces)
+        if chosen is None:
+            pieces[1::2] = self.transformed
+        else:
+            transformed = self.transformed
+            for index in chosen:
+                pieces[2 * index + 1] = transformed[index]
+        return "".join(pieces)
+
+
+_WORD_SPLIT = re.compile(f"({WORD_PATTERN.pattern})")
+""":data:`WORD_PATTERN` as a group: ``split`` keeps the words, at the odd indices."""
+
+
+def word_outcomes(text: str, family: str, seed: int, sample_id: str) -> WordOutcomes:
+    """Every word's draw and transformed form under ``family``: what every rate of the family picks from.
 
     Every word consumes its draws whether or not it is eligible, so a word's outcome depends only on
     the text, the family, the seed and the sample id; a rate only decides which outcomes are used.
 
+    >>> outcomes = word_outcomes("a bc", "kf", 0, "x")
+    >>> outcomes.pieces, outcomes.transformed
+    (['', 'a', ' ', 'bc', ''], ['a', 'bc'])
+    """
+    pieces = _WORD_SPLIT.split(text)
+    rng = text_rng(seed, sample_id, family)
+    transform, draw = FAMILIES[family].word_function, rng.random
+    # a tuple's items are evaluated left to right: each word's draw comes before its transform's draws
+    pairs = [(draw(), transform(word, rng)) for word in pieces[1::2]]
+    return WordOutcomes(pieces, [pair[0] for pair in pairs], [pair[1] for pair in pairs])
+
+
+def word_plan(text: str, family: str, seed: int, sample_id: str) -> list[tuple[int, int, float, str]]:
+    """For every word of ``text``: (start, end, uniform draw, transformed word), the same for all rates.
+
+    The same outcomes as :func:`word_outcomes`, with each word's span in ``text``.
+
     >>> [(start, end, word) for start, end, _, word in word_plan("a bc", "kf", 0, "x")]
     [(0, 1, 'a'), (2, 4, 'bc')]
     """
-    rng = text_rng(seed, sample_id, family)
-    transform = FAMILIES[family].word_function
+    outcomes = word_outcomes(text, family, seed, sample_id)
     plan = []
-    for match in WORD_PATTERN.finditer(text):
-        draw = rng.random()
-        plan.append((match.start(), match.end(), draw, transform(match.group(), rng)))
+    cursor = 0
+    for index, piece in enumerate(outcomes.pieces):
+        if index % 2:
+            plan.append(
+                (cursor, cursor + len(piece), outcomes.draws[index // 2], outcomes.transformed[index // 2])
+            )
+        cursor += len(piece)
     return plan
 
 
@@ -583,9 +777,7 @@ def ranked_eligible(text: str, plan: Sequence[tuple[int, int, float, str]], fami
     """
     minimum = FAMILIES[family].min_letters
     eligible = [
-        index
-        for index, (start, end, _, _) in enumerate(plan)
-        if len(letter_positions(text[start:end])) >= minimum
+        index for index, (start, end, _, _) in enumerate(plan) if letter_count(text[start:end]) >= minimum
     ]
     return sorted(eligible, key=lambda index: (plan[index][2], index))
 
@@ -606,16 +798,16 @@ def chosen_words(text: str, plan: Sequence[tuple[int, int, float, str]], family:
     return set(ranked[: words_at_rate(len(ranked), rate)])
 
 
-def _apply_plan(text: str, plan: Sequence[tuple[int, int, float, str]], chosen: Iterable[int]) -> str:
-    pieces: list[str] = []
-    cursor = 0
-    for index in sorted(chosen):
-        start, end, _, transformed = plan[index]
-        pieces.append(text[cursor:start])
-        pieces.append(transformed)
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
+_PARSED_TYPES: dict[str, ScrambleType] = {}
+"""Type names already parsed (a build parses the same few names once per text)."""
+
+
+def _parsed(name: str) -> ScrambleType:
+    parsed = _PARSED_TYPES.get(name) if isinstance(name, str) else None
+    if parsed is None:
+        parsed = parse_type(name)
+        _PARSED_TYPES[name] = parsed
+    return parsed
 
 
 def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample_id: str) -> list[str]:
@@ -629,10 +821,11 @@ def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample
     ...     scramble(text, "rs20", seed=0, sample_id="x"), scramble(text, "rs100", seed=0, sample_id="x")]
     True
     """
-    parsed = [parse_type(name) for name in scramble_types]
+    parsed = [_parsed(name) for name in scramble_types]
     if not isinstance(text, str):
         raise ScrambledBenchError(f"can only scramble text, got {type(text).__name__}")
-    plans: dict[str, list[tuple[int, int, float, str]]] = {}
+    seed, sample_id = int(seed), str(sample_id)
+    outcomes: dict[str, WordOutcomes] = {}
     rankings: dict[str, list[int]] = {}
     outputs = []
     for scramble_type in parsed:
@@ -640,17 +833,16 @@ def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample
         if family == "original":
             outputs.append(text)
             continue
-        if family not in plans:
-            plans[family] = word_plan(text, family, int(seed), str(sample_id))
-        plan = plans[family]
+        if family not in outcomes:
+            outcomes[family] = word_outcomes(text, family, seed, sample_id)
         if rate >= 100:
             # every eligible word; an ineligible word's transform is the word itself
-            outputs.append(_apply_plan(text, plan, range(len(plan))))
+            outputs.append(outcomes[family].apply())
             continue
         if family not in rankings:
-            rankings[family] = ranked_eligible(text, plan, family)
+            rankings[family] = outcomes[family].ranked(FAMILIES[family].min_letters)
         ranked = rankings[family]
-        outputs.append(_apply_plan(text, plan, ranked[: words_at_rate(len(ranked), rate)]))
+        outputs.append(outcomes[family].apply(ranked[: words_at_rate(len(ranked), rate)]))
     return outputs
 
 
@@ -665,6 +857,6 @@ def scramble(text: str, scramble_type: str, *, seed: int, sample_id: str) -> str
     >>> scramble("x", "kfx", seed=0, sample_id="x")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN; NN is a percentage of the words)
+    scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words)
     """
     return scramble_many(text, [scramble_type], seed=seed, sample_id=sample_id)[0]

@@ -43,13 +43,22 @@ def build(
             "--window", help="RealtimeQA weeks START:END (YYYY-MM-DD:YYYY-MM-DD; default: the paper's)."
         ),
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Build exactly these sources and types, replacing the build in --out (default: add to it).",
+        ),
+    ] = False,
 ) -> None:
     """Build the Scrambled Bench: parquet per config, a dataset card and a manifest.
 
     Configs are named {source}_{type} with one split, test, so that
     `load_dataset("scrambled_bench", "dream_kfl")` works from the folder where the build ran. The
     manifest records the version, the seed and the sha256 of every source and output file. Without
-    --types a build has the paper's types and Appendix A.2's; 'all' builds every shipped type.
+    --types a build has the paper's types and Appendix A.2's; 'all' builds every shipped type. A build
+    already in --out grows: it keeps its configs and gains those asked for (no existing file changes);
+    --replace builds exactly what is asked for instead.
 
     Examples:
 
@@ -59,21 +68,25 @@ def build(
 
         scrambled-bench build --source-dir ../shared/data/sources --window 2026-01-01:2026-07-17
     """
-    from scrambled_bench.builder.build import build_dataset, resolve_sources, resolve_types
+    from scrambled_bench.builder.build import build_dataset, planned_build
     from scrambled_bench.builder.manifest import Manifest
     from scrambled_bench.builder.sources.fetch import resolve_source_dir
     from scrambled_bench.evaluate_cli.display import build_progress, console
 
-    source_names = resolve_sources(split_names(sources))
-    type_names = resolve_types(split_names(types))
-    out_console = console(stderr=True)
     mirror = resolve_source_dir(source_dir)
+    before = set() if replace or not Manifest.exists(out) else Manifest.read(out).configs
+    source_names, type_names = planned_build(
+        out, sources=split_names(sources), types=split_names(types), seed=seed, window=window, replace=replace
+    )
+    total = len(source_names) * len(type_names)
+    out_console = console(stderr=True)
     out_console.print(
-        f"[bold]building[/] {len(source_names) * len(type_names)} configs into {out} from "
+        f"[bold]building[/] {total} configs into {out} from "
         f"{mirror if mirror is not None else 'the upstream GitHub repositories'}"
+        + (f" (adding to the {len(before)} it holds; --replace to start over)" if before else "")
     )
     started = time.perf_counter()
-    with build_progress(len(source_names) * len(type_names), out_console) as bar:
+    with build_progress(total, out_console) as bar:
         build_dataset(
             out,
             sources=source_names,
@@ -82,6 +95,7 @@ def build(
             source_dir=mirror,
             window=window,
             progress=bar.advance_config,
+            replace=replace,
         )
     manifest = Manifest.read(out)
     rows = sum(entry.get("rows", 0) for entry in manifest.outputs.values())
@@ -89,6 +103,9 @@ def build(
         f"[green]built[/] {out} (version {manifest.version}, tag {manifest.tag}, seed {manifest.seed}, "
         f"{len(manifest.configs)} configs, {rows} rows) in {time.perf_counter() - started:.1f}s"
     )
+    if before:
+        added = sorted(manifest.configs - before)
+        out_console.print(f"added {len(added)} config(s)" + (f": {', '.join(added)}" if added else ""))
     typer.echo(str(out))
 
 

@@ -6,6 +6,8 @@
 - ``report.py``: ``report`` (tables and plots from run folders)
 - ``harnesses.py``: ``lm-eval-path`` (the tasks for lm-evaluation-harness)
 - ``metrics_hub.py``: ``push-metrics`` (the metric modules as Hub Spaces)
+- ``probe.py``: ``probe`` (hidden-state probes per layer, Appendix A.3)
+- ``scramble.py``: ``scramble`` (any dataset's text columns, the paper's fine-tuning corpora)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
 (``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
@@ -26,7 +28,7 @@ import typer
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, harnesses, metrics_hub, report, run, score
+from scrambled_bench.evaluate_cli import build, harnesses, metrics_hub, probe, report, run, score, scramble
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -52,6 +54,8 @@ app.command("run", epilog=run.EPILOG)(run.run)
 app.command("report")(report.report)
 app.command("lm-eval-path")(harnesses.lm_eval_path)
 app.command("push-metrics")(metrics_hub.push_metrics)
+app.command("probe")(probe.probe)
+app.command("scramble")(scramble.scramble)
 
 
 def _version_callback(value: bool) -> None:
@@ -76,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     scrambled-bench 1.0.0
     0
     """
+    argv = report.expand_bare_paper(sys.argv[1:] if argv is None else argv)
     try:
         # standalone_mode=False: usage errors come back to us instead of as a multi-line panel
         # the command line as typed, for commands that tell the user how to repeat it (resume a run)

@@ -3,6 +3,8 @@ dataset at a revision, and what the run records about it."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,17 +39,19 @@ class DataSource:
     def is_local(self) -> bool:
         return self.local_dir is not None
 
-    @property
-    def identity(self) -> str:
-        """What a run records as its data in its identity: a build's manifest hash (the same build at another
-        path is the same data), else the Hub id and revision, else the folder.
+    def identity(self, data_configs: Sequence[str]) -> str:
+        """What a run records as its data in its identity: the sha256 of each config it reads from a local
+        build's manifest (the same files at another path, or in a build grown since, are the same data),
+        else the Hub id and revision, else the folder.
 
-        >>> DataSource("org/scrambled_bench", None, revision="v1.0.0").identity
+        >>> DataSource("org/scrambled_bench", None, revision="v1.0.0").identity(["dream_kfl"])
         'hub:org/scrambled_bench@v1.0.0'
         """
         if self.local_dir is not None:
             if Manifest.exists(self.local_dir):
-                return f"manifest:{Manifest.read(self.local_dir).sha256}"
+                hashes = Manifest.read(self.local_dir).config_hashes()
+                read = {name: hashes.get(name) for name in sorted(set(data_configs))}
+                return "configs:" + hashlib.sha256(json.dumps(read, sort_keys=True).encode()).hexdigest()
             return f"folder:{self.local_dir}"
         return f"hub:{self.location}@{self.revision or 'main'}"
 
@@ -71,17 +75,48 @@ class DataSource:
             return None
         return Manifest.read(self.local_dir).configs
 
-    def check_configs(self, needed: Sequence[str]) -> None:
-        """Fail before any request is sent when the build lacks a config the run needs."""
+    def ensure_configs(
+        self,
+        needed: Sequence[tuple[str, str]],
+        *,
+        announce: Callable[[str], None] | None = None,
+        progress: BuildProgress | None = None,
+    ) -> list[str]:
+        """Make sure the data has every ``(source, scramble_type)`` config the run reads, before any request.
+
+        A local build that lacks some grows: they are built into it with its own seed and window (a config
+        depends only on those and the version, so no file it holds changes), and the added config names are
+        returned. A build of another version cannot grow (that would mix two builds): the error names the
+        command that rebuilds it. Hub datasets are checked when their configs load."""
         available = self.available_configs()
         if available is None:
-            return
-        missing = sorted(set(needed) - available)
-        if missing:
+            return []
+        from scrambled_bench.builder.build import DATASET_VERSION, config_name
+
+        missing = [pair for pair in dict.fromkeys(needed) if config_name(*pair) not in available]
+        if not missing:
+            return []
+        names = ", ".join(config_name(*pair) for pair in missing)
+        manifest = Manifest.read(self.local_dir)
+        if manifest.version != DATASET_VERSION:
             raise ScrambledBenchError(
-                f"the build {self.location} lacks config(s) {', '.join(missing)}; rebuild it with every source "
-                f"and type the run needs (`scrambled-bench build`), or point --data at another build"
+                f"the build {self.location} (version {manifest.version}) lacks config(s) {names}, and this "
+                f"scrambled-bench builds version {DATASET_VERSION}; rebuild it with `scrambled-bench build "
+                f"--out {self.location} --replace`, or point --data at another build"
             )
+        if announce is not None:
+            announce(f"adding {names} to the build {self.location}")
+        before = manifest.configs
+        grow_build(
+            self.local_dir,
+            sources=[source for source, _ in missing],
+            types=[scramble_type for _, scramble_type in missing],
+            seed=manifest.seed,
+            window=manifest.data.get("window"),
+            progress=progress,
+        )
+        self._cache.clear()
+        return sorted(Manifest.read(self.local_dir).configs - before)
 
     def rows(self, data_config: str) -> list[dict]:
         """The ``test`` split of one dataset config, as plain dicts (cached: configs share data)."""
@@ -175,15 +210,44 @@ def build_into(
 ) -> Path:
     """Build every source at the default types and ``needed_types`` into ``path`` (from
     SCRAMBLED_BENCH_SOURCE_DIR or GitHub); the whole default build takes seconds."""
-    from scrambled_bench.builder.build import DEFAULT_TYPES, build_dataset
-    from scrambled_bench.builder.sources.fetch import SOURCE_DIR_ENV
+    from scrambled_bench.builder.build import DEFAULT_TYPES
 
     types = list(dict.fromkeys([*DEFAULT_TYPES, *needed_types]))
-    source_dir = os.environ.get(SOURCE_DIR_ENV)
     if announce is not None:
-        announce(f"building the datasets into {path} from {source_dir or 'the upstream GitHub repositories'}")
+        announce(
+            f"building the datasets into {path} from {_source_dir() or 'the upstream GitHub repositories'}"
+        )
+    return grow_build(path, types=types, progress=progress)
+
+
+def grow_build(
+    path: Path,
+    *,
+    types: Sequence[str],
+    sources: Sequence[str] | None = None,
+    seed: int = 0,
+    window: str | None = None,
+    progress: BuildProgress | None = None,
+) -> Path:
+    """Build ``sources`` (default: all) at ``types`` into ``path``, adding to the build already there."""
+    from scrambled_bench.builder.build import build_dataset
+
     return Path(
         build_dataset(
-            path, types=types, source_dir=Path(source_dir) if source_dir else None, progress=progress
+            path,
+            sources=sources,
+            types=types,
+            seed=seed,
+            window=window,
+            source_dir=_source_dir(),
+            progress=progress,
         )
     )
+
+
+def _source_dir() -> Path | None:
+    """The source mirror SCRAMBLED_BENCH_SOURCE_DIR names, if any."""
+    from scrambled_bench.builder.sources.fetch import SOURCE_DIR_ENV
+
+    source_dir = os.environ.get(SOURCE_DIR_ENV)
+    return Path(source_dir) if source_dir else None

@@ -46,7 +46,10 @@ class RunPlan:
     def identity(self, model: str) -> dict[str, Any]:
         """Everything that decides which requests are sent and how they are scored (it names the run folder)."""
         return self.settings.identity(
-            model, configs=[config.name for config in self.configs], limit=self.limit, data=self.data.identity
+            model,
+            configs=[config.name for config in self.configs],
+            limit=self.limit,
+            data=self.data.identity([config.data_config for config in self.configs]),
         )
 
 
@@ -99,7 +102,13 @@ def plan_run(
         announce=announce,
         progress=build_progress,
     )
-    source.check_configs([config.data_config for config in configs])
+    added = source.ensure_configs(
+        [(config.dataset, config.scramble_type) for config in configs],
+        announce=announce,
+        progress=build_progress,
+    )
+    if added and announce is not None:
+        announce(f"added {len(added)} config(s) to {source.location}: {', '.join(added)}")
     requests = plan_requests(
         configs,
         source,

@@ -25,7 +25,7 @@ PROMPT_MODES = ("chat", "completion")
 
 # What a setting is. Identity: it changes which requests are sent or how they are scored, so it is part of
 # the run's identity (its folder). Selection: it picks the configs, the sample limit or the data, and enters
-# the identity as what it resolves to (the configs' names, the limit in force, the build's manifest hash),
+# the identity as what it resolves to (the configs' names, the limit in force, the hashes of the data files it reads),
 # so `--types rs20,kf` and `--types rs20 --types kf`, or the same build at two paths, are the same run.
 # Backend: an option of the backend's config. Secret: never written anywhere.
 IDENTITY = {"identity": True, "selection": False, "backend": False, "secret": False}
@@ -93,7 +93,7 @@ class RunSettings:
     def identity(self, model: str, *, configs: Sequence[str], limit: int | None, data: str) -> dict[str, Any]:
         """What names the run folder: the identity settings, the model the backend resolved, and what the
         selection settings resolved to: the configs' names, the sample limit in force and the data's identity
-        (a build's manifest hash, or a Hub id and revision)."""
+        (the sha256 of each data file it reads from a build, or a Hub id and revision)."""
         identity = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["identity"]}
         identity.update(model=model, configs=list(configs), limit=limit, data=data)
         return identity

@@ -28,9 +28,27 @@ from scrambled_bench.errors import ScrambledBenchError
 #: Recovery rules that take nothing away but surrounding whitespace: the output was the sentence as it is.
 UNCHANGED_RECOVERY_RULES = frozenset({"plain", "paper-strip", "empty"})
 
-#: The letters the paper's prompts offer per dataset (RealtimeQA "among A through D", DREAM "A through C",
-#: AQuA five choices); the paper's parser looks for exactly these.
-DATASET_LETTERS = {"realtimeqa": "ABCD", "dream": "ABC", "aqua": "ABCDE"}
+
+@dataclass(frozen=True)
+class AnswerFormat:
+    """What a reader needs to know of a dataset: how its prompts ask for the answer."""
+
+    letters: str
+    """The letters the prompt offers ("among A through D"); the paper's parser looks for exactly these."""
+    chain_of_thought: bool
+    """Whether the answer ends a worked solution ("... the answer is (C).") rather than starting the output."""
+    context_marker: str
+    """The prompt's context line ("Evidence: ", "Dialogue: "), where the paper's rule 2 cuts a repeated prompt."""
+
+
+#: Per dataset, as the paper prompts it: RealtimeQA evidence "among A through D", DREAM dialogues "A through
+#: C", AQuA five choices with a chain of thought.
+ANSWER_FORMATS = {
+    "realtimeqa": AnswerFormat("ABCD", False, "Evidence: "),
+    "dream": AnswerFormat("ABC", False, "Dialogue: "),
+    "aqua": AnswerFormat("ABCDE", True, "Question: "),
+}
+DATASET_LETTERS = {dataset: answer_format.letters for dataset, answer_format in ANSWER_FORMATS.items()}
 
 
 @dataclass(frozen=True)
@@ -94,17 +112,20 @@ def parse_choices(prompt: str) -> list[str]:
     ]
 
 
-def _check_arguments(output: object, choices: Sequence[str], dataset: str) -> str:
-    """The dataset's letters, after checking the arguments a reader was given."""
-    if dataset not in DATASET_LETTERS:
-        raise ValueError(f"unknown dataset {dataset!r}; choose realtimeqa, dream or aqua")
+def _check_arguments(output: object, choices: Sequence[str], dataset: str) -> AnswerFormat:
+    """The dataset's answer format, after checking the arguments a reader was given."""
+    if dataset not in ANSWER_FORMATS:
+        raise ValueError(
+            f"unknown dataset {dataset!r}; choose {', '.join(list(ANSWER_FORMATS)[:-1])} or {list(ANSWER_FORMATS)[-1]}"
+        )
     if not isinstance(output, str):
         raise TypeError(f"output must be a string, got {type(output).__name__}")
-    letters = DATASET_LETTERS[dataset]
+    answer_format = ANSWER_FORMATS[dataset]
+    letters = answer_format.letters
     if isinstance(choices, str) or not 1 <= len(choices) <= len(letters):
         count = "a string" if isinstance(choices, str) else str(len(choices))
         raise ValueError(f"{dataset} takes a list of 1 to {len(letters)} choice texts, got {count}")
-    return letters
+    return answer_format
 
 
 def _check_output(output: object) -> None:
@@ -115,13 +136,10 @@ def _check_output(output: object) -> None:
 # ================================================================ the paper's reader
 
 
-# Rule 2: where the authors cut off a model that went on to repeat the prompt. The stored utils.py cuts at
-# "Dialogue: " for RealtimeQA too; "Evidence: " (the README's rule) gives the same result on every released
-# row, and it is the marker a RealtimeQA prompt actually has.
-_PAPER_REPETITION_MARKERS = {
-    "realtimeqa": ("Answer: ", "Question: ", "Choices: ", "Evidence: "),
-    "dream": ("Answer: ", "Question: ", "Choices: ", "Dialogue: "),
-}
+# Rule 2: where the authors cut off a model that went on to repeat the prompt, then the dataset's context
+# marker. The stored utils.py cuts at "Dialogue: " for RealtimeQA too; "Evidence: " (the README's rule) gives
+# the same result on every released row, and it is the marker a RealtimeQA prompt actually has.
+_PAPER_REPETITION_MARKERS = ("Answer: ", "Question: ", "Choices: ")
 
 
 class PaperReader:
@@ -180,14 +198,15 @@ class PaperReader:
 
     def read_choice(self, output: str, choices: Sequence[str], *, dataset: str) -> Reading:
         """The authors' letter for ``output`` (rules 1-6); ``value`` None where their parse gave ""."""
-        letters = _check_arguments(output, choices, dataset)
-        if dataset == "aqua":
+        answer_format = _check_arguments(output, choices, dataset)
+        if answer_format.chain_of_thought:
             return self._read_chain_of_thought(output)
+        letters = answer_format.letters
         choices = list(choices)
         text = output
         if not any("." in choice for choice in choices):  # rule 1
             text = text.split(".")[0]
-        for marker in _PAPER_REPETITION_MARKERS[dataset]:  # rule 2
+        for marker in (*_PAPER_REPETITION_MARKERS, answer_format.context_marker):  # rule 2
             text = text.split(marker)[0]
         found_letters = re.findall("|".join(letters), text)  # rule 3
         found_texts = re.findall("|".join(re.escape(choice) for choice in choices), text)  # rule 4
@@ -555,20 +574,20 @@ class CarefulReader:
 
     def read_choice(self, output: str, choices: Sequence[str], *, dataset: str) -> Reading:
         """The letter a careful human reads as ``output``'s answer; ``value`` None with the reason."""
-        _check_arguments(output, choices, dataset)
+        answer_format = _check_arguments(output, choices, dataset)
         options = _Choices(choices)
         text = _LETTER_RANGE.sub("among the choices", _prepare(output))
         if not text.strip(" \t\r\n.,:;-"):
             return Reading(None, "empty")
         echo = _ECHO.search(text)
         region = text[: echo.start()] if echo else text
-        read = self._read_chain_of_thought if dataset == "aqua" else self._read_zero_shot
+        read = self._read_chain_of_thought if answer_format.chain_of_thought else self._read_zero_shot
         reading = read(region, options)
         if reading.value is not None or not echo or reading.rule not in ("no-answer", "hedge"):
             return reading
         # Nothing answered before the model began to repeat the prompt: it may have restated this question
         # and answered it, or only echoed the prompt (or asked a new question) and never answered.
-        after_echo = self._read_after_echo(text[echo.start() :], options, dataset)
+        after_echo = self._read_after_echo(text[echo.start() :], options, answer_format.chain_of_thought)
         if after_echo is not None:
             return after_echo
         return reading if region.strip(" \t\r\n.,:;-\"'()") else Reading(None, "prompt-echo")
@@ -706,7 +725,7 @@ class CarefulReader:
 
     # ------------------------------------------------------------ echoes of the prompt
 
-    def _read_after_echo(self, echo: str, choices: _Choices, dataset: str) -> Reading | None:
+    def _read_after_echo(self, echo: str, choices: _Choices, chain_of_thought: bool) -> Reading | None:
         """The answer after a restatement of this very question, or None.
 
         An echo with a "Choices:" line is read only if those are this question's choices (otherwise the
@@ -721,14 +740,12 @@ class CarefulReader:
             rest = echo[echoed.end() :]
             following = _ECHO.search(rest)
             rest = rest[: following.start()] if following else rest
-            if dataset == "aqua":
-                reading = self._read_chain_of_thought(rest, choices)
-            else:
-                reading = self._read_zero_shot(rest, choices)
+            read = self._read_chain_of_thought if chain_of_thought else self._read_zero_shot
+            reading = read(rest, choices)
         else:
             verdict = _Verdict()
             statements = _statements(echo)
-            if dataset == "aqua":
+            if chain_of_thought:  # a worked solution states its answer last
                 statements.reverse()
             readings = (_read_stated(echo[statement.end() :], choices, verdict) for statement in statements)
             reading = next((reading for reading in readings if reading is not None), None)

@@ -22,6 +22,7 @@ def _all_modules() -> list[str]:
         "scrambled_bench.metrics",
         "scrambled_bench.harness",
         "scrambled_bench.evaluate_cli",
+        "scrambled_bench.probing",
     ):
         package = importlib.import_module(package_name)
         names.append(package_name)

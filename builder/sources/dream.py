@@ -239,3 +239,54 @@ def load(reader: SourceReader, *, window: str | None = None) -> SourceData:
             )
     notes = {"rows": len(records), "left_out_not_annotated_by_annotator1": left_out}
     return SourceData(info=INFO, records=records, notes=notes)
+
+
+def load_questions(reader: SourceReader, split: str) -> list[SourceRecord]:
+    """Every question of DREAM's ``data/{split}.json`` (``train``, ``dev`` or ``test``), in upstream order.
+
+    Unlike :func:`load`, which keeps the paper's 1,025 annotated ScrQA questions, this is the whole split
+    (train 6,116, dev 2,040, test 2,041 questions): the hidden-state probes of Appendix A.3 are trained on
+    train and evaluated on dev + test. Fields as in :func:`load` without the categories; ``id`` is
+    ``"{split}/{dialogue}/{index}"`` and ``scramble_key`` is ``"dream/" + id``, so a dev or test question
+    is scrambled exactly as in the built ``dream_<type>`` configs with the same seed.
+
+    >>> import pathlib, tempfile, json
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "nlpdata/dream/data").mkdir(parents=True)
+    >>> question = {"question": "Who?", "choice": ["W", "M", "Nobody"], "answer": "M"}
+    >>> dialogue = [["W: Hi.", "M: Hello."], [question], "1-1"]
+    >>> _ = (root / "nlpdata/dream/data/train.json").write_text(json.dumps([dialogue]))
+    >>> [(r.fields["id"], r.fields["answer"]) for r in load_questions(SourceReader(mirror=root), "train")]
+    [('train/1-1/1', 'B')]
+    """
+    if split not in ("train", "dev", "test"):
+        raise ScrambledBenchError(f"DREAM has the splits train, dev and test, not {split!r}")
+    data_path = f"data/{split}.json"
+    records = []
+    for dialogue_id, (turns, questions) in read_dialogues(reader, data_path).items():
+        for index, question in enumerate(questions, start=1):
+            choices = question["choice"]
+            if (
+                not isinstance(choices, list)
+                or not all(isinstance(c, str) for c in choices)
+                or question["answer"] not in choices
+            ):
+                raise ScrambledBenchError(
+                    f"{reader.origin(UPSTREAM, data_path)}: dialogue {dialogue_id!r} question {index}: "
+                    "the answer is not one of the choices"
+                )
+            question_id = f"{split}/{dialogue_id}/{index}"
+            records.append(
+                SourceRecord(
+                    scramble_key=f"dream/{question_id}",
+                    fields={
+                        "id": question_id,
+                        "original": "\n".join(turns),
+                        "question": question["question"],
+                        "choices": list(choices),
+                        "answer": LETTERS[choices.index(question["answer"])],
+                        "dream_split": split,
+                    },
+                )
+            )
+    return records

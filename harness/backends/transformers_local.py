@@ -11,6 +11,7 @@ scrambled-bench[local]``).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,55 @@ def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     if not positions:
         return text, False
     return text[: min(positions)], True
+
+
+def load_causal_lm(source: str, device: str | None = None) -> tuple[Any, Any, str]:
+    """``(model, tokenizer, device)`` for a Hub id, a local folder or a ``.gguf`` file, ready for batches.
+
+    The model is in eval mode on ``device`` (default: ``cuda`` when there is one, else ``cpu``), float16
+    on CUDA and float32 on CPU; the tokenizer pads on the left, with the end-of-sequence token where the
+    model has no pad token. Every failure is one :class:`ScrambledBenchError` line saying what to do:
+    install torch (``scrambled-bench[local]``), a missing file, or a Hub model that is not in the local
+    cache while offline (download it first, or allow downloads).
+
+    >>> load_causal_lm("/no/such/model.gguf")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: model file not found: /no/such/model.gguf
+    """
+    path = Path(source).expanduser()
+    load_from, extra = source, {}
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ScrambledBenchError(f"model file not found: {path}")
+        load_from, extra = str(path.parent), {"gguf_file": path.name}
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise ScrambledBenchError(
+            f"the transformers backend needs torch ({exc}); pip install 'scrambled-bench[local]'"
+        ) from None
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(load_from, **extra)
+        model = AutoModelForCausalLM.from_pretrained(
+            load_from, dtype=torch.float16 if device == "cuda" else torch.float32, **extra
+        )
+    except (OSError, ValueError, ImportError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        hint = ""
+        if isinstance(exc, OSError) and not path.exists():
+            # a Hub id that is neither cached nor downloadable: say how to get it, in the same line
+            hint = f"; download it first (`hf download {source}` where there is internet)"
+            if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+                hint += ", or set HF_HUB_OFFLINE=0 to let transformers download it"
+        raise ScrambledBenchError(f"cannot load {source!r} with transformers: {first_line}{hint}") from None
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(device).eval()
+    return model, tokenizer, device
 
 
 @dataclass
@@ -94,35 +144,9 @@ class TransformersBackend(Backend):
         with self._load_lock:
             if self._model is not None:
                 return
-            try:
-                import torch
-                from transformers import AutoModelForCausalLM, AutoTokenizer
-            except ImportError as exc:
-                raise ScrambledBenchError(
-                    f"the transformers backend needs torch ({exc}); pip install 'scrambled-bench[local]'"
-                ) from None
-            path = Path(self.model_source).expanduser()
-            source, extra = self.model_source, {}
-            if path.suffix == ".gguf":
-                if not path.is_file():
-                    raise ScrambledBenchError(f"model file not found: {path}")
-                source, extra = str(path.parent), {"gguf_file": path.name}
-            self._device = self._device_request or ("cuda" if torch.cuda.is_available() else "cpu")
-            try:
-                tokenizer = AutoTokenizer.from_pretrained(source, **extra)
-                model = AutoModelForCausalLM.from_pretrained(
-                    source, dtype=torch.float16 if self._device == "cuda" else torch.float32, **extra
-                )
-            except (OSError, ValueError, ImportError) as exc:
-                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-                raise ScrambledBenchError(
-                    f"cannot load {self.model_source!r} with transformers: {first_line}"
-                ) from None
-            tokenizer.padding_side = "left"
-            if tokenizer.pad_token is None:
-                tokenizer.pad_token = tokenizer.eos_token
-            model.to(self._device).eval()
-            self._tokenizer, self._model = tokenizer, model
+            self._model, self._tokenizer, self._device = load_causal_lm(
+                self.model_source, self._device_request
+            )
 
     @property
     def context_window(self) -> int | None:

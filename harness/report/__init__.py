@@ -1,23 +1,43 @@
-"""Reports from run folders: the table model (``tables``), its renderers (``render``), the figures
-(``figures``) and the Hub upload (``hub``)."""
+"""Reports from run folders: the table model (``tables``), the paper's models as reference (``paper``), its
+renderers (``render``), the figures (``figures``), run sizes (``params``), paired comparison
+(``compare``) and the Hub (``hub``: a leaderboard dataset; ``hub_eval``: eval.yaml and a model's
+``.eval_results``)."""
 
 from __future__ import annotations
 
-from scrambled_bench.harness.report.figures import plot_figures
+from scrambled_bench.harness.report.figures import build_figures, plot_figures, svg_figures
 from scrambled_bench.harness.report.hub import push_to_hub
+from scrambled_bench.harness.report.paper import PaperModel, paper_models, select_paper_models
 from scrambled_bench.harness.report.render import RENDERERS, render_csv, render_html, render_markdown
-from scrambled_bench.harness.report.tables import ReportTable, Run, build_tables, label_runs, load_run
+from scrambled_bench.harness.report.tables import (
+    ReportTable,
+    Run,
+    build_tables,
+    check_same_build,
+    label_runs,
+    load_run,
+    run_details,
+    run_fingerprint,
+)
 
 __all__ = [
     "RENDERERS",
+    "PaperModel",
     "ReportTable",
     "Run",
+    "build_figures",
     "build_tables",
+    "check_same_build",
     "label_runs",
     "load_run",
+    "paper_models",
     "plot_figures",
     "push_to_hub",
     "render_csv",
     "render_html",
     "render_markdown",
+    "run_details",
+    "run_fingerprint",
+    "select_paper_models",
+    "svg_figures",
 ]

@@ -4,7 +4,10 @@ Each task's view (:class:`~scrambled_bench.harness.tasks.base.View`) says how it
 per scramble type with a row per model and metric (ScrRec's ED over RR, Tables 3-4; ScrQA's Acc over RPG,
 Tables 5-6), or AQuA's question types by exemplar rates (Table 1); plus the prompt tokens each type costs
 and, for datasets with question categories, Tables 7-8. Every table carries the error rate of the
-requests behind it. Rendering (``render``) and figures (``figures``) are separate steps.
+requests behind it; a value that is undefined is a footnote saying why, and a cell a run does not have is
+empty. With the paper's models selected (``paper``), each table adds their rows, marked as the paper's, and
+a caption saying whether the runs' settings make them comparable. Rendering (``render``) and figures
+(``figures``) are separate steps.
 """
 
 from __future__ import annotations
@@ -16,7 +19,20 @@ from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.results import CONFIG_FILE, RESULTS_FILE, SCORES_FILE
+from scrambled_bench.harness.report.paper import (
+    PAPER_CITATION,
+    PAPER_SAMPLES,
+    PaperModel,
+    comparability,
+    comparability_caption,
+    exemplar_cells,
+    models_in,
+    paper_cell,
+    paper_keys,
+    run_reader,
+    table_name,
+)
+from scrambled_bench.harness.results import CONFIG_FILE, RESULTS_FILE, RESULTS_SCHEMA, SCORES_FILE
 from scrambled_bench.harness.tasks import TASKS, Task
 
 
@@ -41,6 +57,21 @@ class Run:
         """Scramble type -> results entry, for a task without exemplar rates."""
         return {entry["scramble_type"]: entry for entry in self.entries(task, dataset).values()}
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings config.json recorded (empty where there is no config.json)."""
+        return dict(self.config.get("settings") or {})
+
+    @property
+    def build(self) -> dict[str, Any]:
+        """What the run recorded about the dataset build it read (version, seed, manifest hash, location)."""
+        return dict(self.config.get("dataset") or self.results.get("dataset") or {})
+
+    @property
+    def reader(self) -> str | None:
+        """The answer reader it recorded; None where none was (careful, or unknown)."""
+        return run_reader(self.config, self.results)
+
 
 @dataclass
 class ReportTable:
@@ -51,7 +82,31 @@ class ReportTable:
     columns: list[str]
     rows: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """Footnotes: why a cell is empty or marked."""
+    """Footnotes: why a cell is marked (``[1]`` refers to the first note), where the rows come from."""
+    caption: str = ""
+    """What a reader must know before comparing the rows (with the paper's rows: whether they compare)."""
+
+
+class Footnotes:
+    """A table's numbered footnotes; the same text keeps one number.
+
+    >>> notes = Footnotes()
+    >>> notes.mark("RPG undefined: equal anchors"), notes.mark("other"), notes.mark("RPG undefined: equal anchors")
+    ('[1]', '[2]', '[1]')
+    >>> notes.lines()
+    ['[1] RPG undefined: equal anchors', '[2] other']
+    """
+
+    def __init__(self) -> None:
+        self._texts: list[str] = []
+
+    def mark(self, text: str) -> str:
+        if text not in self._texts:
+            self._texts.append(text)
+        return f"[{self._texts.index(text) + 1}]"
+
+    def lines(self) -> list[str]:
+        return [f"[{number}] {text}" for number, text in enumerate(self._texts, start=1)]
 
 
 def load_run(path: Path) -> Run:
@@ -70,6 +125,12 @@ def load_run(path: Path) -> Run:
     results = read_json(results_path)
     if not isinstance(results, dict) or not isinstance(results.get("configs"), dict):
         raise ScrambledBenchError(f"{results_path}: not a scrambled-bench results file (no 'configs' object)")
+    schema = results.get("schema", RESULTS_SCHEMA)
+    if not isinstance(schema, int) or schema > RESULTS_SCHEMA:
+        raise ScrambledBenchError(
+            f"{results_path}: results format {schema!r} is newer than this scrambled-bench reads "
+            f"({RESULTS_SCHEMA}); upgrade scrambled-bench to report it"
+        )
     config_path = folder / CONFIG_FILE
     config = read_json(config_path) if config_path.is_file() else {}
     config = config if isinstance(config, dict) else {}
@@ -116,13 +177,111 @@ def reread(run: Run, reader: str) -> Run:
     return Run(run.path, results, run.config, run.label)
 
 
+def check_same_build(runs: Sequence[Run]) -> None:
+    """A one-line error when the runs read different versions of the dataset build: their samples differ,
+    so their rows do not compare. A run that recorded no version is not held against the others.
+
+    >>> a = Run(Path("runs/a"), {"configs": {}}, {"dataset": {"version": "1.0.0"}})
+    >>> check_same_build([a, Run(Path("runs/b"), {"configs": {}}, {})])
+    >>> check_same_build([a, Run(Path("runs/b"), {"configs": {}}, {"dataset": {"version": "1.1.0"}})])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: runs of different build versions: runs/a (1.0.0), runs/b (1.1.0); report runs of one build together (rerun one on the other's build)
+    """
+    versions = {run.path: run.build.get("version") for run in runs}
+    if len({version for version in versions.values() if version is not None}) > 1:
+        listing = ", ".join(
+            f"{path} ({version})" for path, version in versions.items() if version is not None
+        )
+        raise ScrambledBenchError(
+            f"runs of different build versions: {listing}; report runs of one build together "
+            "(rerun one on the other's build)"
+        )
+
+
+def run_fingerprint(run: Run) -> str:
+    """A short hash of what a run measured and how: its scores per config, its settings, the backend's
+    fingerprint and the build it read; not when its files were written (a resumed run that sent nothing
+    keeps its fingerprint), nor the server fingerprints of individual replies.
+
+    >>> a = Run(Path("runs/a"), {"configs": {"c": {"accuracy": {"value": 50.0}}}, "created": "x"}, {})
+    >>> b = Run(Path("elsewhere"), {"configs": {"c": {"accuracy": {"value": 50.0}}}, "created": "y"}, {})
+    >>> run_fingerprint(a) == run_fingerprint(b), len(run_fingerprint(a))
+    (True, 16)
+    """
+    import hashlib
+    import json
+
+    fingerprint = {
+        k: v for k, v in (run.config.get("fingerprint") or {}).items() if k != "reply_fingerprints"
+    }
+    payload = {
+        "model": run.results.get("model"),
+        "backend": run.results.get("backend"),
+        "configs": run.results["configs"],
+        "settings": run.settings,
+        "fingerprint": fingerprint,
+        "build": run.build,
+    }
+    text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def run_details(run: Run) -> list[tuple[str, str]]:
+    """What the report shows about a run: where it is, what it ran, its settings and fingerprints.
+
+    >>> details = dict(run_details(Run(Path("runs/a"), {"configs": {}, "model": "m"}, {"settings": {"seed": 0}})))
+    >>> details["model"], details["settings.seed"]
+    ('m', '0')
+    """
+    import json
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    build = run.build
+    details = [
+        ("folder", str(run.path)),
+        ("model", text(run.results.get("model"))),
+        ("backend", text(run.results.get("backend"))),
+        ("created", text(run.results.get("created"))),
+        ("package version", text(run.results.get("package_version") or run.config.get("package_version"))),
+        ("results format", text(run.results.get("schema"))),
+        ("answer reader", run.reader or "not recorded (careful/unknown)"),
+        ("build", f"version {build.get('version')}, seed {build.get('seed')}, at {build.get('location')}"),
+        ("build manifest sha256", text(build.get("manifest_sha256"))),
+        ("run fingerprint", run_fingerprint(run)),
+    ]
+    details += [(f"settings.{key}", text(value)) for key, value in sorted(run.settings.items())]
+    fingerprint = run.config.get("fingerprint") or {}
+    details += [(f"backend fingerprint.{key}", text(value)) for key, value in sorted(fingerprint.items())]
+    return details
+
+
 def label_runs(runs: Sequence[Run]) -> list[Run]:
-    """Row labels: the model name, with the backend (and then the folder) added only where needed to tell apart."""
+    """Row labels: the model name, with what tells runs of one model apart added only where needed: the
+    backend, then the settings in which they differ, then the folder.
+
+    >>> runs = [Run(Path(f"runs/{mode}"), {"model": "m", "configs": {}}, {"settings": {"prompt_mode": mode}})
+    ...         for mode in ("chat", "completion")]
+    >>> [run.label for run in label_runs(runs + [Run(Path("runs/x"), {"model": "other", "configs": {}}, {})])]
+    ['m (prompt_mode=chat)', 'm (prompt_mode=completion)', 'other']
+    """
     models = [str(run.results.get("model") or run.path.name) for run in runs]
     for run, model in zip(runs, models):
         run.label = model
-        if models.count(model) > 1:
+        backends = {str(other.results.get("backend")) for other, name in zip(runs, models) if name == model}
+        if models.count(model) > 1 and len(backends) > 1:
             run.label = f"{model} ({run.results.get('backend') or '?'})"
+    for label in {run.label for run in runs}:
+        same = [run for run in runs if run.label == label]
+        if len(same) < 2:
+            continue
+        keys = sorted({key for run in same for key in run.settings})
+        differing = [key for key in keys if len({repr(run.settings.get(key)) for run in same}) > 1][:3]
+        for run in same:
+            if differing:
+                run.label += " (" + ", ".join(f"{key}={run.settings.get(key)}" for key in differing) + ")"
     labels = [run.label for run in runs]
     for run in runs:
         if labels.count(run.label) > 1:
@@ -131,20 +290,40 @@ def label_runs(runs: Sequence[Run]) -> list[Run]:
 
 
 def format_score(score: Mapping[str, Any] | None, *, ci: bool, digits: int = 2) -> str:
-    """A score cell: the value, with its interval where asked; ``-`` where there is none.
+    """A score cell: the value, with its interval where asked; empty where there is none.
 
     >>> format_score({"value": 12.345, "ci": [10.0, 14.5]}, ci=True)
     '12.35 [10.00, 14.50]'
     >>> format_score({"value": None}, ci=False)
-    '-'
+    ''
     """
     if not score or score.get("value") is None:
-        return "-"
+        return ""
     text = f"{score['value']:.{digits}f}"
     if ci and score.get("ci"):
         low, high = score["ci"]
         text += f" [{low:.{digits}f}, {high:.{digits}f}]"
     return text
+
+
+def score_cell(
+    score: Mapping[str, Any] | None, label: str, notes: Footnotes, *, ci: bool, digits: int = 2
+) -> str:
+    """A run's cell: its value; ``n/a [k]`` with a footnote saying why where the value is undefined; empty
+    where the run has no such score.
+
+    >>> notes = Footnotes()
+    >>> score_cell({"value": None, "undefined": "equal anchors"}, "RPG", notes, ci=False), notes.lines()
+    ('n/a [1]', ['[1] RPG undefined: equal anchors'])
+    >>> score_cell(None, "RPG", notes, ci=False), score_cell({"value": 1.0, "ci": None}, "RPG", notes, ci=True)
+    ('', '1.00')
+    """
+    if not score:
+        return ""
+    if score.get("value") is None:
+        reason = score.get("undefined") or "no sample was scored"
+        return f"n/a {notes.mark(f'{label} undefined: {reason}')}"
+    return format_score(score, ci=ci, digits=digits)
 
 
 def ordered_types(types: set[str]) -> list[str]:
@@ -183,12 +362,62 @@ def table_key(task: Task, dataset: str) -> str:
     return task.name if len(task.datasets) == 1 else f"{task.name}-{dataset}"
 
 
-def _types_table(task: Task, dataset: str, runs: Sequence[Run], *, ci: bool) -> list[ReportTable]:
+def _paper_note(table: str | None) -> str:
+    return (
+        f"Rows marked (paper): {PAPER_CITATION}, {table_name(table)}, as printed (no intervals; '< 0' where the paper "
+        "prints only that)."
+    )
+
+
+def _run_samples(entries: Sequence[Mapping[str, Any]]) -> int | None:
+    """Samples per config of a run in one table: the most any of its configs asked for."""
+    counts = [e.get("n_requests", e.get("n_scored", 0) + e.get("n_errors", 0)) for e in entries]
+    return max(counts) if counts else None
+
+
+def _caption(table: str | None, per_run: Sequence[tuple[Run, Sequence[Mapping[str, Any]]]]) -> str:
+    """Whether each run's rows compare with the paper's rows of ``table``."""
+    entries = []
+    for run, run_entries in per_run:
+        if not run_entries:
+            continue
+        mode = run.settings.get("prompt_mode")
+        differences = comparability(
+            prompt_mode=mode,
+            reader=run.reader,
+            samples=_run_samples(run_entries),
+            paper_samples=PAPER_SAMPLES.get(table or ""),
+        )
+        entries.append((run.label, differences, mode))
+    return comparability_caption(entries, table)
+
+
+def _with_paper(
+    table: ReportTable, paper_table: str | None, per_run: Sequence[tuple[Run, Sequence[Mapping[str, Any]]]]
+) -> None:
+    """The note and caption a table gets once it holds the paper's rows."""
+    table.notes.append(_paper_note(paper_table))
+    table.caption = _caption(paper_table, per_run)
+
+
+def _types_table(
+    task: Task, dataset: str, runs: Sequence[Run], *, ci: bool, paper: Sequence[PaperModel]
+) -> list[ReportTable]:
     per_run = [(run, run.by_type(task.name, dataset)) for run in runs]
-    types = ordered_types({t for _, entries in per_run for t in entries})
-    if not types:
+    run_types = {t for _, entries in per_run for t in entries}
+    if not run_types:
         return []
+    paper_table = task.view.paper_tables.get(dataset)
+    references = models_in(paper_table, paper)
+    paper_types = {
+        t
+        for model in references
+        for metric in task.metrics
+        for t in paper_keys(paper_table, model, metric.label)
+    }
+    types = ordered_types(run_types | paper_types)
     key = table_key(task, dataset)
+    notes = Footnotes()
     table = ReportTable(key, task.view.titles[dataset], ["model", "metric", *types, "errors"])
     tokens = ReportTable(
         f"tokens-{dataset}",
@@ -200,21 +429,37 @@ def _types_table(task: Task, dataset: str, runs: Sequence[Run], *, ci: bool) -> 
             continue
         errors = error_rate(list(entries.values()), list(entries))
         for index, metric in enumerate(task.metrics):
-            cells = [format_score(entries.get(t, {}).get(metric.key), ci=ci) for t in types]
+            cells = [
+                score_cell(entries[t].get(metric.key), metric.label, notes, ci=ci) if t in entries else ""
+                for t in types
+            ]
             table.rows.append([run.label, metric.label, *cells, errors if index == 0 else ""])
         tokens.rows.append([run.label, *[_token_cell(entries.get(t)) for t in types]])
+    for model in references:
+        for metric in task.metrics:
+            cells = [_paper_text(paper_cell(paper_table, model, metric.label, t)) for t in types]
+            table.rows.append([model.label, metric.label, *cells, ""])
+    table.notes.extend(notes.lines())
+    if references:
+        _with_paper(table, paper_table, [(run, list(entries.values())) for run, entries in per_run])
     tables = [table]
-    if task.view.prompt_tokens_table and any(cell != "-" for row in tokens.rows for cell in row[1:]):
+    if task.view.prompt_tokens_table and any(
+        cell not in ("-", "") for row in tokens.rows for cell in row[1:]
+    ):
         tables.append(tokens)
     category_view = task.view.categories.get(dataset)
     if category_view is not None:
-        tables.extend(_category_tables(task, dataset, category_view, per_run, types, ci=ci))
+        tables.extend(_category_tables(task, dataset, category_view, per_run, types, ci=ci, paper=paper))
     return tables
+
+
+def _paper_text(cell: Any) -> str:
+    return "" if cell is None else cell.text
 
 
 def _token_cell(entry: Mapping[str, Any] | None) -> str:
     if not entry or entry["prompt_tokens"]["mean"] is None:
-        return "-"
+        return ""
     text = f"{entry['prompt_tokens']['mean']:.1f}"
     ratio = entry["prompt_tokens"].get("vs_original")
     return text + (f" ({ratio:.2f}x)" if ratio is not None and entry["scramble_type"] != "original" else "")
@@ -228,22 +473,32 @@ def _category_tables(
     types: Sequence[str],
     *,
     ci: bool,
+    paper: Sequence[PaperModel],
 ) -> list[ReportTable]:
     """Per question category: Acc over every type (cf. Table 7), RPG over all but the lower anchor (Table 8),
-    which is RPG's zero by definition."""
+    which is RPG's zero by definition. The paper's rows add its "all" category."""
+    from scrambled_bench.harness.tasks.base import ACCURACY, RPG
+
     lower_anchor = getattr(task, "anchors", ("", ""))[-1]
     gained = [t for t in types if t != lower_anchor]
     accuracy = ReportTable(f"{dataset}-categories-acc", view.accuracy_title, ["model", "category", *types])
     gain = ReportTable(f"{dataset}-categories-rpg", view.gain_title, ["model", "category", *gained])
+    accuracy_notes, gain_notes = Footnotes(), Footnotes()
+    with_categories = []
     for run, entries in per_run:
         categories = sorted({c for e in entries.values() for c in (e.get("categories") or {})})
+        if categories:
+            with_categories.append((run, entries))
         for category in categories:
             items = {t: (entries.get(t, {}).get("categories") or {}).get(category) for t in types}
             accuracy.rows.append(
                 [
                     run.label,
                     category,
-                    *[format_score(items[t] and items[t]["accuracy"], ci=ci) for t in types],
+                    *[
+                        score_cell(items[t] and items[t][ACCURACY.key], ACCURACY.label, accuracy_notes, ci=ci)
+                        for t in types
+                    ],
                 ]
             )
             gain.rows.append(
@@ -251,20 +506,41 @@ def _category_tables(
                     run.label,
                     category,
                     *[
-                        format_score(items[t] and items[t].get("relative_performance_gain"), ci=ci)
+                        score_cell(items[t] and items[t].get(RPG.key), RPG.label, gain_notes, ci=ci)
                         for t in gained
                     ],
                 ]
             )
+    for table, notes, paper_table, columns in (
+        (accuracy, accuracy_notes, view.accuracy_paper_table, types),
+        (gain, gain_notes, view.gain_paper_table, gained),
+    ):
+        references = models_in(paper_table, paper) if table.rows else []
+        for model in references:
+            for category in paper_keys(paper_table, model):
+                cells = [_paper_text(paper_cell(paper_table, model, category, t)) for t in columns]
+                table.rows.append([model.label, category, *cells])
+        table.notes.extend(notes.lines())
+        if references:
+            _with_paper(
+                table, paper_table, [(run, list(entries.values())) for run, entries in with_categories]
+            )
     return [table for table in (accuracy, gain) if table.rows]
 
 
-def _exemplars_table(task: Task, dataset: str, runs: Sequence[Run], *, ci: bool) -> list[ReportTable]:
+def _exemplars_table(
+    task: Task, dataset: str, runs: Sequence[Run], *, ci: bool, paper: Sequence[PaperModel]
+) -> list[ReportTable]:
     per_run = [(run, list(run.entries(task.name, dataset).values())) for run in runs]
-    rates = sorted({e["exemplar_rate"] for _, entries in per_run for e in entries})
-    if not rates:
+    paper_table = task.view.paper_tables.get(dataset)
+    references = models_in(paper_table, paper)
+    paper_cells = {model: exemplar_cells(paper_table, model) for model in references}
+    run_rates = {e["exemplar_rate"] for _, entries in per_run for e in entries}
+    if not run_rates:
         return []
+    rates = sorted(run_rates | {rate for cells in paper_cells.values() for _, rate in cells})
     metric = task.metrics[0]
+    notes = Footnotes()
     table = ReportTable(
         table_key(task, dataset),
         task.view.titles[dataset],
@@ -279,7 +555,9 @@ def _exemplars_table(task: Task, dataset: str, runs: Sequence[Run], *, ci: bool)
                     run.label,
                     scramble_type,
                     *[
-                        format_score(cells.get((scramble_type, rate), {}).get(metric.key), ci=ci)
+                        score_cell(cells[(scramble_type, rate)].get(metric.key), metric.label, notes, ci=ci)
+                        if (scramble_type, rate) in cells
+                        else ""
                         for rate in rates
                     ],
                     error_rate(
@@ -288,6 +566,14 @@ def _exemplars_table(task: Task, dataset: str, runs: Sequence[Run], *, ci: bool)
                     ),
                 ]
             )
+    for model, cells in paper_cells.items():
+        for scramble_type in ordered_types({t for t, _ in cells}):
+            table.rows.append(
+                [model.label, scramble_type, *[_paper_text(cells.get((scramble_type, r))) for r in rates], ""]
+            )
+    table.notes.extend(notes.lines())
+    if references:
+        _with_paper(table, paper_table, per_run)
     return [table]
 
 
@@ -295,10 +581,21 @@ LAYOUTS = {"types": _types_table, "exemplars": _exemplars_table}
 """How a task's view lays out its table(s)."""
 
 
-def build_tables(runs: Sequence[Run], *, ci: bool = False) -> list[ReportTable]:
-    """Every paper-shaped table the runs have data for, task by task."""
+def build_tables(
+    runs: Sequence[Run], *, ci: bool = False, paper: Sequence[PaperModel] = ()
+) -> list[ReportTable]:
+    """Every paper-shaped table the runs have data for, task by task, with the rows of the ``paper``'s
+    models that each table's paper counterpart holds.
+
+    >>> run = Run(Path("runs/a"), {"configs": {"scrqa/dream/rs50": {"task": "scrqa", "dataset": "dream",
+    ...     "scramble_type": "rs50", "n_errors": 0, "n_scored": 4, "prompt_tokens": {"mean": None},
+    ...     "accuracy": {"value": 50.0, "ci": None}}}}, {}, label="m")
+    >>> [table] = build_tables([run])
+    >>> table.key, table.rows
+    ('scrqa-dream', [['m', 'Acc', '50.00', '0.0%'], ['m', 'RPG', '', '']])
+    """
     tables: list[ReportTable] = []
     for task in TASKS.values():
         for dataset in task.datasets:
-            tables.extend(LAYOUTS[task.view.layout](task, dataset, runs, ci=ci))
+            tables.extend(LAYOUTS[task.view.layout](task, dataset, runs, ci=ci, paper=paper))
     return tables

@@ -33,6 +33,7 @@ class AquaChainOfThought(MultipleChoiceTask):
         figure="aqua",
         layout="exemplars",
         paper_tables={"aqua": "table1_aqua_fewshot_cot_acc"},
+        headline=ACCURACY,
     )
 
     def export_slug(self, config: TaskConfig) -> str:

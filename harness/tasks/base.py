@@ -74,6 +74,9 @@ class View:
     """Whether the report adds a table of prompt tokens per type (the paper's Figure 1 point)."""
     categories: Mapping[str, CategoryView] = field(default_factory=dict)
     """Per dataset with question categories: how the per-category tables look."""
+    headline: Metric | None = None
+    """The metric the paper leads with (RR, RPG, Acc): the y axis of the parameter-count figure (the
+    paper's Figure 5) and the value of a Hub evaluation result. None: the task's last metric."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ class ScrambledQuestionAnswering(MultipleChoiceTask):
             "dream": "table6_scrqa_dream_zeroshot",
         },
         prompt_tokens_table=True,
+        headline=RPG,
         categories={
             "dream": CategoryView(
                 accuracy_title="DREAM by question category (cf. Table 7): Acc %",

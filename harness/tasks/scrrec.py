@@ -41,6 +41,7 @@ class ScrambledSentenceRecovery(Task):
             panel_titles={d: t.format(shots=shots) for d, t in VIEW.panel_titles.items()},
             figure=VIEW.figure,
             paper_tables={"realtimeqa": f"table{paper_table}_scrrec_realtimeqa_{shots.replace('-', '')}"},
+            headline=RR,
         )
 
     def export_slug(self, config: TaskConfig) -> str:

@@ -185,13 +185,13 @@ def test_failed_build_leaves_previous_build_intact_and_no_temporary_folder(tmp_p
 
     def failing_write(paths, data, types, *, seed):
         calls["n"] += 1
-        if calls["n"] == 2:  # the second family: kf is written, kfl fails
+        if calls["n"] == 2:  # the second new family: kfl is written, sub fails
             raise OSError(28, "No space left on device")
         return real_write(paths, data, types, seed=seed)
 
     monkeypatch.setattr(build_module, "write_configs", failing_write)
     with pytest.raises(OSError):
-        build_dataset(out, sources=["aqua"], types=["kf", "kfl"], source_dir=FIXTURES)
+        build_dataset(out, sources=["aqua"], types=["kfl", "sub"], source_dir=FIXTURES)
     assert file_hashes(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sb"]
 
@@ -219,6 +219,88 @@ def test_default_types_are_the_papers_plus_appendix():
 
 
 # ------------------------------------------------------------------ through the CLI
+
+
+def test_a_build_grows_and_no_file_it_held_changes(tmp_path: Path):
+    """Asking an existing build for more adds it; the configs it held keep their bytes, and every config is
+    the same as in a build made at once (a config depends only on the version, the seed and the window)."""
+    out = build_dataset(tmp_path / "sb", sources=["aqua"], types=["original", "kfl"], source_dir=FIXTURES)
+    before = {name: digest for name, digest in file_hashes(out).items() if name.startswith("data/")}
+    build_dataset(out, sources=["dream"], types=["rs50"], source_dir=FIXTURES)
+    after = file_hashes(out)
+    assert {name: after[name] for name in before} == before
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["types"] == ["original", "kfl", "rs50"] and list(manifest["sources"]) == ["dream", "aqua"]
+    at_once = build_dataset(
+        tmp_path / "at_once",
+        sources=["dream", "aqua"],
+        types=["original", "kfl", "rs50"],
+        source_dir=FIXTURES,
+    )
+    assert file_hashes(at_once) == after  # card and manifest included
+
+
+def test_replace_builds_exactly_what_is_asked(tmp_path: Path):
+    out = build_dataset(tmp_path / "sb", sources=["aqua"], types=["original", "kfl"], source_dir=FIXTURES)
+    build_dataset(out, sources=["aqua"], types=["sub"], source_dir=FIXTURES, replace=True)
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["aqua_sub"]
+
+
+def test_a_build_of_another_seed_is_not_grown_and_the_named_fix_works(tmp_path: Path, capsys):
+    out = build_dataset(tmp_path / "sb", sources=["aqua"], types=["kf"], source_dir=FIXTURES)
+    before = file_hashes(out)
+    code, _, err = run_cli(
+        [
+            "build",
+            "--out",
+            str(out),
+            "--sources",
+            "aqua",
+            "--types",
+            "kfl",
+            "--seed",
+            "3",
+            "--source-dir",
+            str(FIXTURES),
+        ],
+        capsys,
+    )
+    assert code != 0 and err.count("\n") == 1 and "seed 0 (asked: 3)" in err and "--replace" in err, err
+    assert file_hashes(out) == before
+    code, _, err = run_cli(
+        ["build", "--out", str(out), "--sources", "aqua", "--types", "kfl", "--seed", "3", "--replace"]
+        + ["--source-dir", str(FIXTURES)],
+        capsys,
+    )
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["seed"] == 3 and manifest["types"] == ["kfl"]
+
+
+def test_cli_build_into_a_build_says_what_it_added(tmp_path: Path, capsys):
+    out = build_dataset(tmp_path / "sb", sources=["aqua", "dream"], types=["original"], source_dir=FIXTURES)
+    code, _, err = run_cli(
+        [
+            "build",
+            "--out",
+            str(out),
+            "--sources",
+            "aqua,dream",
+            "--types",
+            "rs10",
+            "--source-dir",
+            str(FIXTURES),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "adding to the 2 it holds" in err and "added 2 config(s): aqua_rs10, dream_rs10" in err, err
+    assert sorted(p.name for p in (out / "data").iterdir()) == [
+        "aqua_original",
+        "aqua_rs10",
+        "dream_original",
+        "dream_rs10",
+    ]
 
 
 def run_cli(args: list[str], capsys) -> tuple[int, str, str]:

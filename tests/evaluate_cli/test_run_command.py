@@ -205,14 +205,53 @@ def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[st
     assert "Traceback" not in err
 
 
-def test_missing_config_in_a_local_build_is_named(tmp_path: Path) -> None:
-    code, out, err = _cli(
-        _run_args(tmp_path / "x", "--tasks", "scrqa", "--types", "kr2", "--datasets", "dream")
+def test_a_run_adds_the_configs_the_build_lacks(tmp_path: Path, source_mirror: Path) -> None:
+    """`run --types kr2` on a build without kr2 builds it into that build, says so, and changes no file there."""
+    import hashlib
+
+    from scrambled_bench.builder.build import build_dataset
+
+    build = build_dataset(
+        tmp_path / "sb", sources=["dream"], types=["original", "sub"], source_dir=source_mirror
     )
+    before = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in build.glob("data/*/*.parquet")}
+    args = ["run", "--data", str(build), "--run-dir", str(tmp_path / "run"), "--no-progress", "--dry-run"]
+    code, out, err = _cli(
+        [*args, "--tasks", "scrqa", "--datasets", "dream", "--types", "kr2", "--limit", "2"]
+    )
+    assert code == 0, err
+    assert "added 1 config(s) to" in err and "dream_kr2" in err, err
+    assert "scrqa/dream/kr2" in out
+    assert (build / "data" / "dream_kr2").is_dir()
+    kept = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in build.glob("data/*/*.parquet")}
+    assert all(kept[name] == digest for name, digest in before.items())
+
+
+def test_a_build_that_cannot_grow_names_the_command_that_fixes_it(
+    tmp_path: Path, source_mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tiny fixture is a build of another version: the run cannot add to it, says which command rebuilds
+    it, and after running exactly that command the same run works."""
+    import shlex
+    import shutil
+
+    monkeypatch.setenv("SCRAMBLED_BENCH_SOURCE_DIR", str(source_mirror))
+    build = tmp_path / "tiny"
+    shutil.copytree(TINY_BUILD, build)
+    args = ["run", "--data", str(build), "--run-dir", str(tmp_path / "x"), "--no-progress", "--dry-run"]
+    args += ["--tasks", "scrqa", "--types", "kr2", "--datasets", "dream", "--limit", "1"]
+    code, _, err = _cli(args)
     assert code != 0
     assert (
         err.startswith("error: the build ") and "lacks config(s) dream_kr2" in err and err.count("\n") == 1
     ), err
+    fix = shlex.split(re.search(r"`([^`]+)`", err).group(1))
+    assert fix[:2] == ["scrambled-bench", "build"]
+    code, _, build_err = _cli(fix[1:])
+    assert code == 0, build_err
+    code, out, err = _cli(args)
+    assert code == 0, err
+    assert "scrqa/dream/kr2" in out
 
 
 @pytest.mark.server
@@ -452,7 +491,7 @@ def test_run_through_a_faulty_proxy_scores_like_a_clean_run(
 
 def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
     """The folder is the hash of the run's identity: the configs (whatever spelling selected them), the limit,
-    the reader, the seed, the data's manifest hash; never a key, a bootstrap setting or the data's path."""
+    the reader, the seed, the hashes of the data files it reads; never a key, a bootstrap setting or the data's path."""
     from dataclasses import replace
 
     from hypothesis import given, settings

@@ -1,17 +1,20 @@
-"""The report command: paper-shaped tables, figures, and the Hub push (tested at the HfApi boundary)."""
+"""The report command: paper-shaped tables and figures (the Hub: test_report_hub.py; the paper's models:
+test_report_paper.py; paired comparison: test_report_compare.py; the HTML page in Chromium:
+test_report_html.py)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from scrambled_bench.evaluate_cli.main import app
-from scrambled_bench.harness.report import build_tables, label_runs, load_run, push_to_hub, render_markdown
+from scrambled_bench.harness.report import build_tables, label_runs, load_run, render_markdown
 from scrambled_bench.harness.results import (
     collect_samples,
     compute_results,
@@ -27,18 +30,36 @@ CHOICES = ["Ann", "Bob", "Cy"]
 
 def _make_run(folder: Path, model: str, correct_rs50: int) -> Path:
     """A run folder as `run` writes it, from synthetic outputs: DREAM ScrQA, ScrRec and AQuA configs."""
+
     def qa_rows(scramble_type: str) -> list[dict]:
         return [
-            {"id": f"d{i}", "original": "W: Hi.", "scrambled": f"W: Hi ({scramble_type}).", "question": f"Q{i}?",
-             "choices": CHOICES, "answer": "A", "categories": ["matching" if i < 2 else "logic"]}
+            {
+                "id": f"d{i}",
+                "original": "W: Hi.",
+                "scrambled": f"W: Hi ({scramble_type}).",
+                "question": f"Q{i}?",
+                "choices": CHOICES,
+                "answer": "A",
+                "categories": ["matching" if i < 2 else "logic"],
+            }
             for i in range(4)
         ]
 
     def rec_rows(scramble_type: str) -> list[dict]:
-        scrambled = {"rs50": "Rian flel all day.", "kfl": "Rian flel all dya."}[scramble_type]  # scrambled ED 4, 6
+        scrambled = {"rs50": "Rian flel all day.", "kfl": "Rian flel all dya."}[
+            scramble_type
+        ]  # scrambled ED 4, 6
         return [{"id": "r1", "original": "Rain fell all day.", "scrambled": scrambled, "used_for_qa": True}]
 
-    aqua_rows = [{"id": "a1", "original": "2+2?", "scrambled": "2+2?", "choices": ["1", "2", "3", "4", "5"], "answer": "D"}]
+    aqua_rows = [
+        {
+            "id": "a1",
+            "original": "2+2?",
+            "scrambled": "2+2?",
+            "choices": ["1", "2", "3", "4", "5"],
+            "answer": "D",
+        }
+    ]
     outputs: dict[TaskConfig, list[str]] = {
         TaskConfig("scrqa", "dream", "original"): ["A", "A", "A", "A"],
         TaskConfig("scrqa", "dream", "sub"): ["B", "B", "B", "A"],
@@ -51,30 +72,50 @@ def _make_run(folder: Path, model: str, correct_rs50: int) -> Path:
     rows = {"scrqa": qa_rows, "scrrec-zero-shot": rec_rows, "aqua-cot": lambda _: aqua_rows}
     requests = {c: build_requests(c, rows[c.task](c.scramble_type)) for c in outputs}
     completed = {
-        r.key(model): {"key": r.key(model), "output": o, "prompt_tokens": 20 + len(r.prompt) % 7, "completion_tokens": 3}
-        for c in outputs for r, o in zip(requests[c], outputs[c])
+        r.key(model): {
+            "key": r.key(model),
+            "output": o,
+            "prompt_tokens": 20 + len(r.prompt) % 7,
+            "completion_tokens": 3,
+        }
+        for c in outputs
+        for r, o in zip(requests[c], outputs[c])
     }
     collected = collect_samples(requests, completed, {}, model)
     configs = compute_results(collected, n_resamples=50)
     folder.mkdir(parents=True)
-    write_json(folder / "results.json", results_document(configs, run_config={"model": model, "backend": "openai"}, engine={}))
+    write_json(
+        folder / "results.json",
+        results_document(configs, run_config={"model": model, "backend": "openai"}, engine={}),
+    )
     write_jsonl(folder / "scores.jsonl", score_rows(collected))
     write_json(folder / "config.json", {"model": model, "settings": {"api_key_given": True}})
     records = {r.key(model): {**r.meta, "chat": r.chat} for c in outputs for r in requests[c]}
-    (folder / "samples.jsonl").write_text("".join(json.dumps({**records[k], **v}) + "\n" for k, v in completed.items()))
+    (folder / "samples.jsonl").write_text(
+        "".join(json.dumps({**records[k], **v}) + "\n" for k, v in completed.items())
+    )
     return folder
 
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> list[Path]:
-    return [_make_run(tmp_path / "runs" / "big", "big-model", 4), _make_run(tmp_path / "runs" / "small", "small-model", 2)]
+    return [
+        _make_run(tmp_path / "runs" / "big", "big-model", 4),
+        _make_run(tmp_path / "runs" / "small", "small-model", 2),
+    ]
 
 
 def test_tables_have_the_papers_shape(two_runs: list[Path]) -> None:
     runs = label_runs([load_run(p) for p in two_runs])
     tables = {t.key: t for t in build_tables(runs)}
-    assert set(tables) >= {"scrrec-zero-shot", "scrqa-dream", "dream-categories-acc", "dream-categories-rpg", "aqua-cot",
-                           "tokens-dream"}
+    assert set(tables) >= {
+        "scrrec-zero-shot",
+        "scrqa-dream",
+        "dream-categories-acc",
+        "dream-categories-rpg",
+        "aqua-cot",
+        "tokens-dream",
+    }
     scrqa = tables["scrqa-dream"]
     assert scrqa.columns == ["model", "metric", "original", "rs50", "sub", "errors"]
     # big: rs50 4/4 -> Acc 100, RPG (1 - .25) / (1 - .25) = 100; small: 2/4 -> Acc 50, RPG (0.5-0.25)/0.75
@@ -82,7 +123,11 @@ def test_tables_have_the_papers_shape(two_runs: list[Path]) -> None:
     assert scrqa.rows[3][:4] == ["small-model", "RPG", "100.00", "33.33"]
     rec = tables["scrrec-zero-shot"]
     assert rec.columns == ["model", "metric", "rs50", "kfl", "errors"]
-    assert rec.rows[0][:4] == ["big-model", "ED", "0.00", "2.00"] and rec.rows[1][1:4] == ["RR", "100.00", "66.67"]
+    assert rec.rows[0][:4] == ["big-model", "ED", "0.00", "2.00"] and rec.rows[1][1:4] == [
+        "RR",
+        "100.00",
+        "66.67",
+    ]
     aqua = tables["aqua-cot"]
     assert aqua.columns == ["model", "question", "exemplars 0%", "exemplars 100%", "errors"]
     assert aqua.rows[0] == ["big-model", "original", "100.00", "0.00", "0.0%"]
@@ -90,8 +135,10 @@ def test_tables_have_the_papers_shape(two_runs: list[Path]) -> None:
     assert by_category.columns == ["model", "category", "original", "rs50", "sub"]
     # small-model at rs50 got d0, d1 right ("matching") and d2, d3 wrong ("logic")
     assert by_category.rows == [
-        ["big-model", "logic", "100.00", "100.00", "50.00"], ["big-model", "matching", "100.00", "100.00", "0.00"],
-        ["small-model", "logic", "100.00", "0.00", "50.00"], ["small-model", "matching", "100.00", "100.00", "0.00"],
+        ["big-model", "logic", "100.00", "100.00", "50.00"],
+        ["big-model", "matching", "100.00", "100.00", "0.00"],
+        ["small-model", "logic", "100.00", "0.00", "50.00"],
+        ["small-model", "matching", "100.00", "100.00", "0.00"],
     ]
     gain = tables["dream-categories-rpg"]
     assert gain.columns == ["model", "category", "original", "rs50"]
@@ -108,11 +155,16 @@ def test_cli_formats_plots_and_errors(two_runs: list[Path], tmp_path: Path) -> N
     result = runner.invoke(app, ["report", *map(str, two_runs), "--format", "csv", "--ci"])
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert ["table", "model", "metric", "original", "rs50", "sub", "errors"] in rows
-    assert any(row[0] == "scrqa-dream" and row[1] == "small-model" and row[2] == "Acc" and "[" in row[4] for row in rows)
+    assert any(
+        row[0] == "scrqa-dream" and row[1] == "small-model" and row[2] == "Acc" and "[" in row[4]
+        for row in rows
+    )
 
     out = tmp_path / "report.html"
     figures = tmp_path / "figures"
-    result = runner.invoke(app, ["report", *map(str, two_runs), "-f", "html", "-o", str(out), "--plot", str(figures)])
+    result = runner.invoke(
+        app, ["report", *map(str, two_runs), "-f", "html", "-o", str(out), "--plot", str(figures)]
+    )
     assert result.exit_code == 0, result.output
     assert out.read_text().startswith("<!doctype html>") and "<td>big-model</td>" in out.read_text()
     for name in ("scrrec", "scrqa", "dream_categories", "aqua"):
@@ -131,9 +183,9 @@ def test_cli_formats_plots_and_errors(two_runs: list[Path], tmp_path: Path) -> N
 )
 def test_cli_bad_input_is_one_line(two_runs: list[Path], args: list[str], message: str) -> None:
     args = [a.replace("{run}", str(two_runs[0])) for a in args]
-    from scrambled_bench.evaluate_cli.main import main
-
     import contextlib
+
+    from scrambled_bench.evaluate_cli.main import main
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
@@ -153,48 +205,6 @@ def test_corrupt_results_file_is_named(tmp_path: Path) -> None:
         load_run(folder)
 
 
-class FakeHfApi:
-    """Records what would go to the Hub; the real client's methods and arguments, no network."""
-
-    def __init__(self) -> None:
-        self.repos: list[tuple] = []
-        self.commits: list[dict] = []
-
-    def create_repo(self, repo_id, *, repo_type=None, private=False, exist_ok=False):
-        self.repos.append((repo_id, repo_type, private, exist_ok))
-        return f"https://huggingface.co/datasets/{repo_id}"
-
-    def create_commit(self, repo_id, operations, *, repo_type=None, commit_message=""):
-        self.commits.append({"repo_id": repo_id, "operations": list(operations), "repo_type": repo_type,
-                             "message": commit_message})
-
-        class Info:
-            commit_url = f"https://huggingface.co/datasets/{repo_id}/commit/abc123"
-
-        return Info()
-
-
-def test_push_uploads_a_loadable_results_dataset(two_runs: list[Path]) -> None:
-    from huggingface_hub import CommitOperationAdd
-
-    runs = label_runs([load_run(p) for p in two_runs])
-    api = FakeHfApi()
-    url = push_to_hub(runs, "my-org/scrambled-results", private=True, api=api)
-    assert url.endswith("/commit/abc123")
-    assert api.repos == [("my-org/scrambled-results", "dataset", True, True)]
-    [commit] = api.commits
-    assert all(isinstance(op, CommitOperationAdd) for op in commit["operations"])
-    paths = {op.path_in_repo: op for op in commit["operations"]}
-    assert {"README.md", "data/results.jsonl", "runs/big/results.json", "runs/small/samples.jsonl"} <= set(paths)
-    rows = [json.loads(line) for line in paths["data/results.jsonl"].path_or_fileobj.decode().splitlines()]
-    assert len(rows) == 14
-    small_rs50 = next(r for r in rows if r["model"] == "small-model" and r["config"] == "scrqa/dream/rs50")
-    assert small_rs50["accuracy"] == pytest.approx(50.0) and small_rs50["relative_performance_gain"] == pytest.approx(100 / 3)
-    card = paths["README.md"].path_or_fileobj.decode()
-    assert card.startswith("---\nconfigs:") and "path: data/results.jsonl" in card and "| small-model |" in card
-    assert "sk-" not in card
-
-
 def test_markdown_escapes_pipes() -> None:
     from scrambled_bench.harness.report import ReportTable
 
@@ -205,12 +215,25 @@ def test_errors_column_names_the_configs_that_failed(tmp_path: Path) -> None:
     """Failures concentrate on some types (context-window skips where prompts are longest): the row's error
     rate alone hid that the sub column rested on half its samples."""
     model = "m"
-    def rows(scramble_type: str) -> list[dict]:
-        return [{"id": f"q{i}", "original": "W: Hi.", "scrambled": f"W: Hi ({scramble_type}).", "question": f"Q{i}?",
-                 "choices": CHOICES, "answer": "A", "categories": []} for i in range(4)]
 
-    requests = {TaskConfig("scrqa", "dream", t): build_requests(TaskConfig("scrqa", "dream", t), rows(t))
-                for t in ("original", "rs50", "sub")}
+    def rows(scramble_type: str) -> list[dict]:
+        return [
+            {
+                "id": f"q{i}",
+                "original": "W: Hi.",
+                "scrambled": f"W: Hi ({scramble_type}).",
+                "question": f"Q{i}?",
+                "choices": CHOICES,
+                "answer": "A",
+                "categories": [],
+            }
+            for i in range(4)
+        ]
+
+    requests = {
+        TaskConfig("scrqa", "dream", t): build_requests(TaskConfig("scrqa", "dream", t), rows(t))
+        for t in ("original", "rs50", "sub")
+    }
     completed, errors = {}, {}
     for config, config_requests in requests.items():
         for index, request in enumerate(config_requests):
@@ -235,7 +258,11 @@ def test_undefined_category_rpg_is_a_gap_in_the_figure(two_runs: list[Path], tmp
     for run in runs:  # make every category RPG undefined, as when original and sub accuracies are equal
         for entry in run.results["configs"].values():
             for category in (entry.get("categories") or {}).values():
-                category["relative_performance_gain"] = {"value": None, "ci": None, "undefined": "equal anchors"}
+                category["relative_performance_gain"] = {
+                    "value": None,
+                    "ci": None,
+                    "undefined": "equal anchors",
+                }
     import matplotlib
 
     matplotlib.use("Agg")
@@ -244,7 +271,7 @@ def test_undefined_category_rpg_is_a_gap_in_the_figure(two_runs: list[Path], tmp
     drawn = []
     original_bar = plt.Axes.bar
 
-    def spy(self, x, height, *args, **kwargs):  # noqa: ANN001 - records the heights handed to matplotlib
+    def spy(self, x, height, *args, **kwargs):
         drawn.extend(height)
         return original_bar(self, x, height, *args, **kwargs)
 
@@ -253,7 +280,9 @@ def test_undefined_category_rpg_is_a_gap_in_the_figure(two_runs: list[Path], tmp
         plot_figures(runs, tmp_path / "figures")
     finally:
         plt.Axes.bar = original_bar
-    assert drawn and all(h != h for h in drawn)  # NaN: nothing drawn, where 0.0 used to read as "no gain"
+    assert drawn and all(
+        math.isnan(h) for h in drawn
+    )  # NaN: nothing drawn, where 0.0 used to read as "no gain"
 
 
 def test_a_run_is_re_read_with_another_answer_reader(tmp_path: Path) -> None:

@@ -1,0 +1,304 @@
+"""One logistic-regression probe per layer, and the result document (``probe.json``).
+
+Per layer: a :class:`~sklearn.preprocessing.StandardScaler` fitted on the training mixture only (every
+setting's training features together), then a :class:`~sklearn.linear_model.LogisticRegression` (fixed
+``random_state``) on the standardised features; each evaluation setting is scored separately, with a
+seeded percentile bootstrap interval over its questions. Layers are fitted one at a time from a
+``load_layer(layer)`` callable, so only one layer's features are in memory at once.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scrambled_bench.errors import ScrambledBenchError
+
+#: probe.json's layout version
+RESULT_FORMAT = 1
+#: the logistic regression's inverse regularisation strength and iteration cap
+DEFAULT_C = 1.0
+DEFAULT_MAX_ITER = 1000
+
+
+@dataclass(frozen=True)
+class LayerData:
+    """One layer's features: the training mixture and, per setting, the evaluation questions."""
+
+    train_features: np.ndarray
+    train_labels: np.ndarray
+    eval_sets: Mapping[str, tuple[np.ndarray, np.ndarray]]
+    """Setting -> (features ``[n, hidden]``, labels ``[n]``)."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """An accuracy (a fraction) with its bootstrap interval over ``n`` questions."""
+
+    accuracy: float
+    low: float
+    high: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.accuracy, "interval": [self.low, self.high], "n": self.n}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Score:
+        low, high = data["interval"]
+        return cls(accuracy=float(data["value"]), low=float(low), high=float(high), n=int(data["n"]))
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    """One layer's probe: training accuracy and the score of each evaluation setting."""
+
+    layer: int
+    train_accuracy: float
+    scores: Mapping[str, Score]
+    converged: bool = True
+    fit_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "train_accuracy": self.train_accuracy,
+            "converged": self.converged,
+            "fit_seconds": round(self.fit_seconds, 4),
+            "accuracy": {name: score.to_dict() for name, score in self.scores.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerResult:
+        return cls(
+            layer=int(data["layer"]),
+            train_accuracy=float(data["train_accuracy"]),
+            scores={name: Score.from_dict(score) for name, score in data["accuracy"].items()},
+            converged=bool(data.get("converged", True)),
+            fit_seconds=float(data.get("fit_seconds", 0.0)),
+        )
+
+
+def bootstrap_interval(
+    correct: np.ndarray, *, confidence_level: float = 0.95, n_resamples: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``correct`` (booleans), with a seeded generator.
+
+    >>> bootstrap_interval(np.array([True] * 8 + [False] * 2), seed=0)
+    (0.5, 1.0)
+    >>> bootstrap_interval(np.array([True, True]))
+    (1.0, 1.0)
+    """
+    values = np.asarray(correct, dtype=np.float64)
+    if values.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
+    tail = (1.0 - confidence_level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return (round(float(low), 6), round(float(high), 6))
+
+
+def fit_layer(
+    data: LayerData, *, seed: int = 0, C: float = DEFAULT_C, max_iter: int = DEFAULT_MAX_ITER
+) -> tuple[float, dict[str, np.ndarray], bool]:
+    """Fit one layer's probe: ``(training accuracy, setting -> correct per question, converged)``.
+
+    The scaler sees the training features only; the evaluation features are only transformed.
+
+    >>> rng = np.random.default_rng(0)
+    >>> labels = np.arange(60) % 3
+    >>> features = rng.normal(size=(60, 4)) + np.eye(3, 4)[labels] * 5
+    >>> accuracy, correct, converged = fit_layer(LayerData(features, labels, {"x": (features, labels)}))
+    >>> accuracy, bool(correct["x"].all()), converged
+    (1.0, True, True)
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    train = np.asarray(data.train_features, dtype=np.float32)
+    scaler = StandardScaler().fit(train)
+    classifier = LogisticRegression(C=C, max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        classifier.fit(scaler.transform(train), data.train_labels)
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    train_accuracy = float(classifier.score(scaler.transform(train), data.train_labels))
+    correct = {
+        name: classifier.predict(scaler.transform(np.asarray(features, dtype=np.float32)))
+        == np.asarray(labels)
+        for name, (features, labels) in data.eval_sets.items()
+    }
+    return train_accuracy, correct, converged
+
+
+def score_of(correct: np.ndarray, *, confidence_level: float, n_resamples: int, seed: int) -> Score:
+    """Accuracy of ``correct`` (booleans) with its bootstrap interval.
+
+    >>> score_of(np.array([True, False, True, True]), confidence_level=0.95, n_resamples=200, seed=0).accuracy
+    0.75
+    """
+    low, high = bootstrap_interval(
+        correct, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+    )
+    accuracy = round(float(np.mean(correct)), 6) if correct.size else float("nan")
+    return Score(accuracy=accuracy, low=low, high=high, n=int(correct.size))
+
+
+def fit_probes(
+    layers: Iterable[int],
+    load_layer: Callable[[int], LayerData],
+    *,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    C: float = DEFAULT_C,
+    max_iter: int = DEFAULT_MAX_ITER,
+    on_layer: Callable[[LayerResult], None] | None = None,
+) -> list[LayerResult]:
+    """A probe per layer, each layer's features loaded only while it is fitted.
+
+    >>> rng = np.random.default_rng(1)
+    >>> labels = np.arange(90) % 3
+    >>> def load(layer):  # the label is only in layer 1
+    ...     x = rng.normal(size=(90, 8)) + (np.eye(3, 8)[labels] * 4 if layer == 1 else 0)
+    ...     return LayerData(x[:60], labels[:60], {"ori": (x[60:], labels[60:])})
+    >>> [r.scores["ori"].accuracy > 0.9 for r in fit_probes([0, 1], load)]
+    [False, True]
+    """
+    results = []
+    for layer in layers:
+        started = time.perf_counter()
+        data = load_layer(layer)
+        if len(np.unique(data.train_labels)) < 2:
+            raise ScrambledBenchError(
+                "the probe's training data holds a single answer class; raise the limit"
+            )
+        train_accuracy, correct, converged = fit_layer(data, seed=seed, C=C, max_iter=max_iter)
+        scores = {
+            name: score_of(hits, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+            for name, hits in correct.items()
+        }
+        result = LayerResult(
+            layer=layer,
+            train_accuracy=round(train_accuracy, 6),
+            scores=scores,
+            converged=converged,
+            fit_seconds=time.perf_counter() - started,
+        )
+        results.append(result)
+        if on_layer is not None:
+            on_layer(result)
+    return results
+
+
+@dataclass
+class ProbeResult:
+    """A whole probe: per layer, per setting accuracy with intervals, and how it was made (``info``).
+
+    ``info`` holds everything else ``probe.json`` records (template, limits, counts, seeds, timing,
+    versions); :meth:`to_dict` and :meth:`from_dict` round-trip the document.
+    """
+
+    model: str
+    types: tuple[str, ...]
+    layers: list[LayerResult]
+    chance: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def accuracy(self, scramble_type: str) -> list[float]:
+        """The setting's accuracy (a fraction) at every probed layer, in layer order."""
+        return [layer.scores[scramble_type].accuracy for layer in self.layers]
+
+    def best_layers(self) -> dict[str, int]:
+        """Setting -> the layer whose probe scores highest (the earliest on a tie)."""
+        return {
+            name: max(self.layers, key=lambda layer: (layer.scores[name].accuracy, -layer.layer)).layer
+            for name in self.types
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "scrambled-bench probe",
+            "format": RESULT_FORMAT,
+            "model": self.model,
+            "types": list(self.types),
+            "layers": [layer.layer for layer in self.layers],
+            "chance": self.chance,
+            **self.info,
+            "best_layer": self.best_layers() if self.layers else {},
+            "results": [layer.to_dict() for layer in self.layers],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProbeResult:
+        """Read a ``probe.json`` document; a ``KeyError``/``ValueError`` means it is not one."""
+        if data.get("kind") != "scrambled-bench probe":
+            raise ValueError("not a scrambled-bench probe document")
+        if data.get("format") != RESULT_FORMAT:
+            raise ValueError(f"probe.json format {data.get('format')!r}, this version reads {RESULT_FORMAT}")
+        layers = [LayerResult.from_dict(entry) for entry in data["results"]]
+        types = tuple(data["types"])
+        for layer in layers:
+            if set(layer.scores) != set(types):
+                raise ValueError(
+                    f"layer {layer.layer} scores {sorted(layer.scores)}, not the types {list(types)}"
+                )
+        reserved = {"kind", "format", "model", "types", "layers", "chance", "best_layer", "results"}
+        return cls(
+            model=str(data["model"]),
+            types=types,
+            layers=layers,
+            chance=float(data["chance"]),
+            info={key: value for key, value in data.items() if key not in reserved},
+        )
+
+
+def planted_label_features(
+    n_samples: int,
+    hidden_size: int,
+    n_layers: int,
+    planted_layer: int,
+    *,
+    strength: float = 3.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic ``[layers, n, hidden]`` features whose labels (three classes) show in ``planted_layer`` only.
+
+    The check that the probe finds what is there and nothing else: the label shifts the mean of one
+    direction per class in that layer; every other layer is independent noise.
+
+    >>> features, labels = planted_label_features(30, 8, 3, 1)
+    >>> features.shape, labels.shape
+    ((3, 30, 8), (30,))
+    """
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=n_samples)
+    features = rng.normal(size=(n_layers, n_samples, hidden_size)).astype(np.float32)
+    directions = np.eye(3, hidden_size, dtype=np.float32) * strength
+    features[planted_layer] += directions[labels]
+    return features, labels
+
+
+def summarise(results: Sequence[LayerResult], types: Sequence[str]) -> str:
+    """One line per setting: its best layer and accuracy there (for the CLI's closing lines).
+
+    >>> first = LayerResult(0, 0.5, {"kfl": Score(0.4, 0.3, 0.5, 10)})
+    >>> print(summarise([first, LayerResult(1, 0.9, {"kfl": Score(0.7, 0.6, 0.8, 10)})], ["kfl"]))
+    kfl: best layer 1, accuracy 70.0% [60.0, 80.0]
+    """
+    lines = []
+    for name in types:
+        best = max(results, key=lambda layer: (layer.scores[name].accuracy, -layer.layer))
+        score = best.scores[name]
+        lines.append(
+            f"{name}: best layer {best.layer}, accuracy {score.accuracy * 100:.1f}% "
+            f"[{score.low * 100:.1f}, {score.high * 100:.1f}]"
+        )
+    return "\n".join(lines)
