@@ -66,9 +66,14 @@ def console(*, stderr: bool = False) -> Console:
 
 
 def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
-    """One line per config: n, errors, unparsed, ED, RR, Acc, RPG, prompt tokens; then the totals."""
+    """One line per config: n, errors, unparsed, ED, RR, Acc, RPG (percent), prompt tokens; a footnote
+    where a score is undefined; then the totals."""
     from rich.table import Table
 
+    from scrambled_bench.harness.report.tables import Footnotes
+    from scrambled_bench.harness.results import PERCENT, scores_in
+
+    document = scores_in(document, PERCENT)  # results.json holds fractions
     out = console()
     table = Table(title=f"{document['model']} ({document['backend']})")
     for column in ("config", "n", "errors", "unparsed", "ED", "RR %", "Acc %", "RPG %", "prompt tok"):
@@ -76,11 +81,18 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             table.add_column(column, no_wrap=True)
         else:
             table.add_column(column, justify="right", no_wrap=True)
+    notes = Footnotes()
 
-    def fmt(score: Mapping[str, Any] | None, digits: int = 2) -> str:
+    def fmt(score: Mapping[str, Any] | None, name: str, digits: int = 2) -> str:
         # intervals are in results.json and `scrambled-bench report --ci`; the summary stays one line per config
-        if not score or score.get("value") is None:
+        if not score:
             return "-"
+        if score.get("value") is None:
+            return (
+                f"n/a {notes.mark(f'{name} undefined: ' + score['undefined'])}"
+                if score.get("undefined")
+                else "-"
+            )
         return f"{score['value']:.{digits}f}"
 
     for name, entry in document["configs"].items():
@@ -91,13 +103,15 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             str(entry["n_scored"]),
             errors,
             str(entry["unparsed"]),
-            fmt(entry.get("edit_distance")),
-            fmt(entry.get("recovery_rate"), 1),
-            fmt(entry.get("accuracy"), 1),
-            fmt(entry.get("relative_performance_gain"), 1),
+            fmt(entry.get("edit_distance"), "ED"),
+            fmt(entry.get("recovery_rate"), "RR", 1),
+            fmt(entry.get("accuracy"), "Acc", 1),
+            fmt(entry.get("relative_performance_gain"), "RPG", 1),
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
         )
     out.print(table)
+    for line in notes.lines():
+        out.print(line, markup=False, highlight=False)
     _print_reader_changes(document, out)
     totals = document["totals"]
     engine = document["engine"]

@@ -113,6 +113,7 @@ def score(
         scrambled-bench score --from-lm-eval lm_eval_out/
     """
     from scrambled_bench.evaluate_cli.display import console, print_score_summaries
+    from scrambled_bench.harness.results import FRACTION, units
     from scrambled_bench.metrics.score_files import score_files, write_details
 
     if confidence_level is not None and not 0 < confidence_level < 1:
@@ -150,7 +151,7 @@ def score(
     write_details(details, rows)
     print_score_summaries(summaries, console(stderr=True))
     document = dict(summaries[0]) if len(summaries) == 1 else {"reader": parser.value, "files": summaries}
-    document["units"] = "fraction"  # the metric modules' unit; the lines on stderr are in percent
+    document["units"] = units(FRACTION)  # results.json's vocabulary; the lines on stderr are in percent
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 

@@ -4,7 +4,8 @@ Every number goes through the ``evaluate`` modules in ``metrics/`` (the files a 
 ``evaluate.load("metrics/<name>")`` runs), so a run, ``scrambled-bench score`` and a user's own scoring
 cannot disagree: accuracy and RPG come from ``relative_performance_gain`` (the package's one
 implementation of accuracy; it also states when RPG is undefined), ED and RR from ``recovery_rate``.
-The modules report fractions; results.json keeps the paper's percent.
+The modules report fractions and so does results.json (its ``units`` say so); tables, figures and the
+terminal show percent, as the paper's tables do (:func:`scrambled_bench.harness.results.scores_in`).
 """
 
 from __future__ import annotations
@@ -35,25 +36,25 @@ def metric(name: str) -> Any:
     return loaded(name)
 
 
-def percent(value: Any) -> float | None:
-    """A module's fraction as the paper's percent; None stays None (and NaN becomes None).
+def fraction(value: Any) -> float | None:
+    """A module's score as results.json stores it: a float, None for None or NaN, never -0.0.
 
-    >>> percent(0.125), percent(None), percent(-0.0)
-    (12.5, None, 0.0)
+    >>> fraction(0.125), fraction(None), fraction(-0.0), fraction(float("nan"))
+    (0.125, None, 0.0, None)
     """
     if value is None:
         return None
     value = float(value)
-    return None if math.isnan(value) else value * 100.0 + 0.0  # + 0.0 turns -0.0 into 0.0
+    return None if math.isnan(value) else value + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def percent_interval(interval: Sequence[float] | None) -> list[float] | None:
-    """An interval of fractions in percent.
+def interval(bounds: Sequence[float] | None) -> list[float] | None:
+    """An interval as results.json stores it: a list of two floats, or None.
 
-    >>> percent_interval([0.25, 0.5])
-    [25.0, 50.0]
+    >>> interval((0.25, 0.5)), interval(None)
+    ([0.25, 0.5], None)
     """
-    return None if interval is None else [float(bound) * 100.0 + 0.0 for bound in interval]
+    return None if bounds is None else [float(bound) + 0.0 for bound in bounds]
 
 
 def _letters(samples: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -61,17 +62,17 @@ def _letters(samples: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def accuracy_score(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dict[str, Any]:
-    """Accuracy in percent with its interval (an unanswered sample is wrong).
+    """Accuracy (a fraction) with its interval (an unanswered sample is wrong).
 
     >>> accuracy_score([{"prediction": "A", "answer": "A"}, {"prediction": None, "answer": "B"}], Bootstrap())["value"]
-    50.0
+    0.5
     """
     if not samples:
         return {"value": None, "ci": None}
     scores = metric("relative_performance_gain").compute(
         predictions=_letters(samples), references=[s["answer"] for s in samples], **boot.options()
     )
-    return {"value": percent(scores["accuracy"]), "ci": percent_interval(scores.get("accuracy_ci"))}
+    return {"value": fraction(scores["accuracy"]), "ci": interval(scores.get("accuracy_ci"))}
 
 
 def gain_score(
@@ -80,7 +81,7 @@ def gain_score(
     substituted: Mapping[str, Mapping[str, Any]],
     boot: Bootstrap,
 ) -> dict[str, Any] | None:
-    """RPG in percent over the ids answered in this config and in both anchors, or None without any.
+    """RPG (a fraction) over the ids answered in this config and in both anchors, or None without any.
 
     Where the module says RPG is undefined, ``value`` is None and ``undefined`` says why; the formula's
     value, where one exists, is kept as ``ratio_as_defined``.
@@ -96,22 +97,22 @@ def gain_score(
         **boot.options(),
     )
     result: dict[str, Any] = {
-        "value": percent(scores["relative_performance_gain"]),
-        "ci": percent_interval(scores.get("relative_performance_gain_ci")),
+        "value": fraction(scores["relative_performance_gain"]),
+        "ci": interval(scores.get("relative_performance_gain_ci")),
         "n": len(common),
-        "original_accuracy": percent(scores["original_accuracy"]),
-        "substituted_accuracy": percent(scores["substituted_accuracy"]),
+        "original_accuracy": fraction(scores["original_accuracy"]),
+        "substituted_accuracy": fraction(scores["substituted_accuracy"]),
     }
     if scores["relative_performance_gain"] is None:
         result["ci"] = None
         result["undefined"] = scores["relative_performance_gain_undefined"]
         if scores.get("relative_performance_gain_formula") is not None:
-            result["ratio_as_defined"] = percent(scores["relative_performance_gain_formula"])
+            result["ratio_as_defined"] = fraction(scores["relative_performance_gain_formula"])
     return result
 
 
 def recovery_scores(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dict[str, Any]:
-    """ED (mean character Levenshtein distance) and RR in percent, with intervals."""
+    """ED (mean character Levenshtein distance) and RR (a fraction), with intervals."""
     if not samples:
         return {"edit_distance": {"value": None, "ci": None}, "recovery_rate": {"value": None, "ci": None}}
     try:
@@ -127,11 +128,14 @@ def recovery_scores(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> di
             "recovery_rate": {"value": None, "ci": None, "undefined": str(exc).splitlines()[0]},
         }
     return {
-        "edit_distance": {"value": float(scores["edit_distance"]), "ci": scores.get("edit_distance_ci")},
+        "edit_distance": {
+            "value": fraction(scores["edit_distance"]),
+            "ci": interval(scores.get("edit_distance_ci")),
+        },
         "scrambled_edit_distance": {"value": float(scores["scrambled_edit_distance"])},
         "recovery_rate": {
-            "value": percent(scores["recovery_rate"]),
-            "ci": percent_interval(scores.get("recovery_rate_ci")),
+            "value": fraction(scores["recovery_rate"]),
+            "ci": interval(scores.get("recovery_rate_ci")),
         },
     }
 

@@ -35,7 +35,11 @@ SCORES_FILE = "scores.jsonl"
 which samples each config rests on (two configs that sent an identical prompt share one sample), which is
 what re-reading a run with another answer reader, or pairing two runs sample by sample, needs."""
 SCORE_FIELDS = ("prediction", "correct", "unparsed", "edit_distance", "scrambled_edit_distance", "rule")
-RESULTS_SCHEMA = 1
+RESULTS_SCHEMA = 2
+"""2: scores in "%" units (Acc, RPG, RR) are fractions, as the metric modules return them (1: percent)."""
+PERCENT, FRACTION = "percent", "fraction"
+SCORE_PARTS = ("value", "ci", "original_accuracy", "substituted_accuracy", "ratio_as_defined")
+"""The numbers in a score's entry that are in the metric's unit."""
 
 
 @dataclass
@@ -146,7 +150,13 @@ def rescore(
     configs = compute_results(
         collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
     )
-    return {**results, "reader": reader, "totals": _totals(configs), "configs": configs}
+    return {
+        **results,
+        "reader": reader,
+        "units": units(FRACTION),
+        "totals": _totals(configs),
+        "configs": configs,
+    }
 
 
 def _token_summary(samples: Sequence[Mapping[str, Any]], field_name: str) -> dict:
@@ -236,14 +246,7 @@ def results_document(
         "package_version": run_config.get("package_version"),
         "dataset": run_config.get("dataset"),
         "engine": dict(engine),
-        # the metric modules return fractions; results.json follows the paper's tables instead
-        "units": {
-            "recovery_rate": "percent",
-            "accuracy": "percent",
-            "relative_performance_gain": "percent",
-            "edit_distance": "characters (mean Levenshtein distance)",
-            "error_rate": "fraction",
-        },
+        "units": units(FRACTION),
         "totals": _totals(configs),
         "configs": configs,
     }
@@ -279,4 +282,62 @@ def environment_info() -> dict[str, str]:
         "package_version": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
+    }
+
+
+def units(scale: str) -> dict[str, str]:
+    """The ``units`` of a results document whose "%" scores are on ``scale`` (fraction or percent).
+
+    >>> units("fraction")["accuracy"], units("fraction")["edit_distance"]
+    ('fraction', 'characters (mean Levenshtein distance)')
+    """
+    from scrambled_bench.harness.tasks.base import METRICS
+
+    named = {
+        metric.key: scale if metric.unit == "%" else f"{metric.unit} (mean Levenshtein distance)"
+        for metric in METRICS
+    }
+    return {**named, "error_rate": FRACTION}
+
+
+def scores_in(document: Mapping[str, Any], scale: str) -> dict[str, Any]:
+    """``document`` (a results.json) with its "%" scores on ``scale``: results.json holds fractions, a
+    person reads percent (tables, figures, the terminal). A document without ``units`` is of schema 1,
+    whose scores were percent. The document itself is not changed.
+
+    >>> doc = {"units": units("fraction"), "configs": {"c": {"accuracy": {"value": 0.5, "ci": [0.25, 0.75]}}}}
+    >>> shown = scores_in(doc, "percent")
+    >>> shown["configs"]["c"]["accuracy"], shown["units"]["accuracy"], doc["configs"]["c"]["accuracy"]["value"]
+    ({'value': 50.0, 'ci': [25.0, 75.0]}, 'percent', 0.5)
+    >>> scores_in(shown, "fraction")["configs"]["c"]["accuracy"]["value"]
+    0.5
+    """
+    from scrambled_bench.harness.tasks.base import METRICS
+
+    current = (document.get("units") or {}).get("accuracy", PERCENT)
+    if current == scale:
+        return dict(document)
+    factor = 100.0 if scale == PERCENT else 0.01
+    keys = [metric.key for metric in METRICS if metric.unit == "%"]
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        return (
+            value * factor + 0.0 if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+        )
+
+    def scaled(entry: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(entry)
+        for key in keys:
+            if isinstance(out.get(key), Mapping):
+                out[key] = {part: convert(v) if part in SCORE_PARTS else v for part, v in out[key].items()}
+        if isinstance(out.get("categories"), Mapping):
+            out["categories"] = {name: scaled(item) for name, item in out["categories"].items()}
+        return out
+
+    return {
+        **document,
+        "units": units(scale),
+        "configs": {name: scaled(entry) for name, entry in (document.get("configs") or {}).items()},
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 from scrambled_bench.harness.report.render import render_markdown
 from scrambled_bench.harness.report.tables import Run, build_tables, label_runs, load_run, run_fingerprint
+from scrambled_bench.harness.results import FRACTION, scores_in
 from scrambled_bench.hub import check_repo_id, hub_error
 
 SCORES = ("edit_distance", "recovery_rate", "accuracy", "relative_performance_gain")
@@ -43,7 +44,8 @@ raw output.
 
 def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
     """One row per config of a run, every column present in every row (``None`` where it does not apply),
-    so that the Hub's viewer and ``load_dataset`` read one schema.
+    so that the Hub's viewer and ``load_dataset`` read one schema. Scores are fractions, as in results.json
+    (ED: characters).
 
     >>> run = Run(Path("runs/a"), {"model": "m", "configs": {"scrqa/dream/rs50": {
     ...     "task": "scrqa", "dataset": "dream", "scramble_type": "rs50", "exemplar_rate": None,
@@ -51,12 +53,12 @@ def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
     ...     "accuracy": {"value": 50.0, "ci": [25.0, 75.0]}}}}, {"dataset": {"version": "1.0.0"}})
     >>> [row] = leaderboard_rows(run)
     >>> row["accuracy"], row["accuracy_ci_low"], row["edit_distance"], row["build_version"], row["reader"]
-    (50.0, 25.0, None, '1.0.0', 'careful/unknown')
+    (0.5, 0.25, None, '1.0.0', 'careful/unknown')
     """
     fingerprint = run_fingerprint(run)
     build, settings = run.build, run.settings
     rows = []
-    for name, entry in run.results["configs"].items():
+    for name, entry in scores_in(run.results, FRACTION)["configs"].items():
         row: dict[str, Any] = {
             "model": run.results.get("model"),
             "backend": run.results.get("backend"),

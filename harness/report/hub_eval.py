@@ -21,6 +21,7 @@ from typing import Any
 from scrambled_bench.builder.build import EVAL_YAML_NAME
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.report.tables import Run, run_fingerprint
+from scrambled_bench.harness.results import PERCENT, scores_in
 from scrambled_bench.harness.tasks import TASKS, Task, TaskConfig
 from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id
 
@@ -240,7 +241,8 @@ def model_eval_results(
     run: Run, benchmark: str, *, revision: str | None = None, source_url: str | None = None
 ) -> list[dict[str, Any]]:
     """A run's ``.eval_results`` entries for the benchmark dataset ``benchmark``: per config it holds, its
-    task's headline metric (percent), where defined. Validated against the documented fields.
+    task's headline metric in percent (the paper's unit, and the unit the entry's notes name), where
+    defined. Validated against the documented fields.
 
     >>> from pathlib import Path
     >>> run = Run(Path("r"), {"configs": {"scrqa/dream/rs50": {"task": "scrqa", "dataset": "dream",
@@ -251,7 +253,7 @@ def model_eval_results(
     from scrambled_bench.harness.tasks import get_task
 
     entries = []
-    for entry in run.results["configs"].values():
+    for entry in scores_in(run.results, PERCENT)["configs"].values():
         task = get_task(entry["task"])
         if entry["scramble_type"] in getattr(task, "anchors", ()):
             continue

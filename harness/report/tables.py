@@ -32,13 +32,23 @@ from scrambled_bench.harness.report.paper import (
     run_reader,
     table_name,
 )
-from scrambled_bench.harness.results import CONFIG_FILE, RESULTS_FILE, RESULTS_SCHEMA, SCORES_FILE
+from scrambled_bench.harness.results import (
+    CONFIG_FILE,
+    PERCENT,
+    RESULTS_FILE,
+    RESULTS_SCHEMA,
+    SCORES_FILE,
+    scores_in,
+)
 from scrambled_bench.harness.tasks import TASKS, Task
 
 
 @dataclass
 class Run:
-    """One run folder's results.json and config.json."""
+    """One run folder's results.json and config.json.
+
+    ``results`` is results.json with its "%" scores in percent, as every table and figure shows them
+    (:func:`load_run` converts; the file holds fractions)."""
 
     path: Path
     results: dict[str, Any]
@@ -141,7 +151,8 @@ def load_run(path: Path) -> Run:
             f"{results_path}: computed with other settings than {CONFIG_FILE} (run {results['run_id']}, settings "
             f"{config['run_id']}); rerun the same `run` command to finish it and rewrite the results"
         )
-    return Run(folder, results, config)
+    # results.json holds fractions (schema 2); everything a report shows is percent, as in the paper
+    return Run(folder, scores_in(results, PERCENT), config)
 
 
 def reread(run: Run, reader: str) -> Run:
@@ -174,7 +185,7 @@ def reread(run: Run, reader: str) -> Run:
         n_resamples=settings.get("n_resamples", 1000),
         seed=settings.get("seed", 0),
     )
-    return Run(run.path, results, run.config, run.label)
+    return Run(run.path, scores_in(results, PERCENT), run.config, run.label)
 
 
 def check_same_build(runs: Sequence[Run]) -> None:

@@ -51,6 +51,8 @@ ACCURACY = Metric("accuracy", "Acc", "%")
 RPG = Metric("relative_performance_gain", "RPG", "%")
 RR = Metric("recovery_rate", "RR", "%")
 ED = Metric("edit_distance", "ED", "characters", lower_is_better=True)
+METRICS = (ACCURACY, RPG, RR, ED)
+"""Every aggregate metric; those in "%" are fractions in results.json and percent wherever a person reads."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from scrambled_bench.harness.report.compare import (
     comparison_tables,
     paired_bootstrap,
 )
+from scrambled_bench.harness.results import RESULTS_SCHEMA
 from scrambled_bench.harness.tasks import TaskConfig
 
 from scrambled_bench.errors import ScrambledBenchError
@@ -194,11 +195,12 @@ def test_runs_that_cannot_be_compared_are_refused_in_one_line(tmp_path: Path) ->
 
 
 def test_newer_results_format_is_refused(tmp_path: Path) -> None:
-    newer = skilled_run(tmp_path / "n", "model-n", 0.9, n=2, configs=(RS50,), schema=2)
+    newer_schema = RESULTS_SCHEMA + 1
+    newer = skilled_run(tmp_path / "n", "model-n", 0.9, n=2, configs=(RS50,), schema=newer_schema)
     err = _one_line_error(["report", str(newer)])
     assert err == (
-        f"error: {newer / 'results.json'}: results format 2 is newer than this scrambled-bench reads (1); "
-        "upgrade scrambled-bench to report it\n"
+        f"error: {newer / 'results.json'}: results format {newer_schema} is newer than this scrambled-bench "
+        f"reads ({RESULTS_SCHEMA}); upgrade scrambled-bench to report it\n"
     )
-    with pytest.raises(ScrambledBenchError, match="results format 2 is newer"):
+    with pytest.raises(ScrambledBenchError, match=f"results format {newer_schema} is newer"):
         load_run(newer)

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 from report_runs import skilled_run
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.report import label_runs, load_run, push_to_hub, run_fingerprint
 from scrambled_bench.harness.report.hub import leaderboard_rows
 from scrambled_bench.harness.report.hub_eval import (
@@ -22,9 +24,8 @@ from scrambled_bench.harness.report.hub_eval import (
     validate_eval_results,
     validate_eval_yaml,
 )
+from scrambled_bench.harness.results import FRACTION, scores_in
 from scrambled_bench.harness.tasks import TaskConfig
-
-from scrambled_bench.errors import ScrambledBenchError
 
 # The Hub's own examples (hub-docs, docs/hub/eval-results.md), which the validators must accept as they are
 DOCS_EVAL_YAML = """
@@ -131,8 +132,8 @@ def test_push_is_a_leaderboard_and_repushing_adds_nothing(two_runs: list, tmp_pa
     keys = {(r["model"], r["task"], r["dataset"], r["scramble_type"], r["exemplar_rate"]) for r in rows}
     assert len(keys) == len(rows)  # one row per (model, task, dataset, type[, exemplar rate])
     row = next(r for r in rows if r["config"] == "scrqa/dream/rs100")
-    entry = two_runs[0].results["configs"]["scrqa/dream/rs100"]
-    assert row["accuracy"] == entry["accuracy"]["value"]
+    entry = scores_in(two_runs[0].results, FRACTION)["configs"]["scrqa/dream/rs100"]  # the rows are fractions
+    assert 0 <= row["accuracy"] <= 1 and row["accuracy"] == entry["accuracy"]["value"]
     assert [row["accuracy_ci_low"], row["accuracy_ci_high"]] == entry["accuracy"]["ci"]
     assert row["error_rate"] == 0.0 and row["reader"] == "careful"
     assert row["build_version"] == "1.0.0" and row["run_fingerprint"] == big
@@ -291,6 +292,7 @@ def test_cli_rejects_a_bad_repo_id_in_one_line(two_runs: list, option: str) -> N
 
 def test_cli_push_and_model_card_results_through_the_api(two_runs: list, tmp_path: Path, monkeypatch) -> None:
     import huggingface_hub
+
     from scrambled_bench.evaluate_cli.main import main
 
     api = FakeHfApi(tmp_path / "hub")

@@ -9,7 +9,16 @@ import pytest
 
 from scrambled_bench.builder.manifest import Manifest
 from scrambled_bench.harness.aggregate import Bootstrap, accuracy_score
-from scrambled_bench.harness.results import collect_samples, compute_results, results_document, write_json
+from scrambled_bench.harness.results import (
+    FRACTION,
+    PERCENT,
+    collect_samples,
+    compute_results,
+    results_document,
+    scores_in,
+    units,
+    write_json,
+)
 from scrambled_bench.harness.settings import scrub
 from scrambled_bench.harness.tasks import TaskConfig, build_requests
 
@@ -19,14 +28,27 @@ CHOICES = ["Ann", "Bob", "Cy", "Di"]
 
 def _qa_rows(n: int, scramble_type: str = "rs50") -> list[dict]:
     return [
-        {"id": f"q{i}", "original": f"Evidence {i}.", "scrambled": f"{scramble_type} evidence {i}.", "question": f"Question {i}?",
-         "choices": CHOICES, "answer": "B", "used_for_qa": True, "categories": ["matching" if i % 2 else "logic"]}
+        {
+            "id": f"q{i}",
+            "original": f"Evidence {i}.",
+            "scrambled": f"{scramble_type} evidence {i}.",
+            "question": f"Question {i}?",
+            "choices": CHOICES,
+            "answer": "B",
+            "used_for_qa": True,
+            "categories": ["matching" if i % 2 else "logic"],
+        }
         for i in range(1, n + 1)
     ]
 
 
 def _record(request, output: str, prompt_tokens: int | None = None) -> dict:
-    return {"key": request.key(MODEL), "output": output, "prompt_tokens": prompt_tokens, "completion_tokens": 1}
+    return {
+        "key": request.key(MODEL),
+        "output": output,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 1,
+    }
 
 
 def _scrqa_fixture(dataset: str = "realtimeqa"):
@@ -58,22 +80,31 @@ def test_accuracy_rpg_errors_and_unparsed() -> None:
     rs50 = results["scrqa/realtimeqa/rs50"]
     assert (rs50["n_scored"], rs50["n_errors"], rs50["n_missing"]) == (4, 1, 0)
     assert rs50["error_rate"] == pytest.approx(0.2)
-    assert rs50["accuracy"]["value"] == pytest.approx(75.0)  # the failed request is not in the denominator
+    assert rs50["accuracy"]["value"] == pytest.approx(
+        0.75
+    )  # fractions, as the metric modules; the failed request is not in the denominator
     low, high = rs50["accuracy"]["ci"]
-    assert 0.0 <= low <= 75.0 <= high <= 100.0
+    assert 0.0 <= low <= 0.75 <= high <= 1.0
     rpg = rs50["relative_performance_gain"]
     # over q1..q4 (answered in all three): orig 4/4, sub 1/4 (q1), rs50 3/4 -> (0.75 - 0.25) / (1 - 0.25)
-    assert rpg["n"] == 4 and rpg["value"] == pytest.approx(200 / 3)
-    assert rpg["original_accuracy"] == pytest.approx(100.0) and rpg["substituted_accuracy"] == pytest.approx(25.0)
-    assert results["scrqa/realtimeqa/original"]["relative_performance_gain"]["value"] == pytest.approx(100.0)
+    assert rpg["n"] == 4 and rpg["value"] == pytest.approx(2 / 3)
+    assert rpg["original_accuracy"] == pytest.approx(1.0) and rpg["substituted_accuracy"] == pytest.approx(
+        0.25
+    )
+    assert results["scrqa/realtimeqa/original"]["relative_performance_gain"]["value"] == pytest.approx(1.0)
     assert results["scrqa/realtimeqa/sub"]["unparsed"] == 1
-    assert results["scrqa/realtimeqa/sub"]["accuracy"]["value"] == pytest.approx(20.0)
+    assert results["scrqa/realtimeqa/sub"]["accuracy"]["value"] == pytest.approx(0.2)
 
 
 def test_prompt_tokens_and_inflation_over_the_original() -> None:
     configs, requests, completed, errors = _scrqa_fixture()
     results = compute_results(collect_samples(requests, completed, errors, MODEL), n_resamples=50)
-    assert results["scrqa/realtimeqa/rs50"]["prompt_tokens"] == {"total": 60, "mean": 15.0, "reported": 4, "vs_original": 1.5}
+    assert results["scrqa/realtimeqa/rs50"]["prompt_tokens"] == {
+        "total": 60,
+        "mean": 15.0,
+        "reported": 4,
+        "vs_original": 1.5,
+    }
     assert results["scrqa/realtimeqa/original"]["prompt_tokens"]["vs_original"] == 1.0
 
 
@@ -103,15 +134,22 @@ def test_dream_categories() -> None:
     results = compute_results(collect_samples(requests, completed, errors, MODEL), n_resamples=50)
     categories = results["scrqa/dream/rs50"]["categories"]
     # scored rs50 ids q1..q4: odd ids are "matching" (q1 B ok, q3 B ok), even "logic" (q2 B ok, q4 A wrong)
-    assert categories["matching"]["n"] == 2 and categories["matching"]["accuracy"]["value"] == pytest.approx(100.0)
-    assert categories["logic"]["n"] == 2 and categories["logic"]["accuracy"]["value"] == pytest.approx(50.0)
+    assert categories["matching"]["n"] == 2 and categories["matching"]["accuracy"]["value"] == pytest.approx(
+        1.0
+    )
+    assert categories["logic"]["n"] == 2 and categories["logic"]["accuracy"]["value"] == pytest.approx(0.5)
     # logic over q2, q4: orig 2/2, sub 0/2, rs50 1/2 -> RPG 50%
-    assert categories["logic"]["relative_performance_gain"]["value"] == pytest.approx(50.0)
+    assert categories["logic"]["relative_performance_gain"]["value"] == pytest.approx(0.5)
 
 
 def test_recovery_scores_match_hand_computed_edit_distances() -> None:
     rows = [
-        {"id": "s1", "original": "Rain fell all day.", "scrambled": "Rian flel all day.", "used_for_qa": True},
+        {
+            "id": "s1",
+            "original": "Rain fell all day.",
+            "scrambled": "Rian flel all day.",
+            "used_for_qa": True,
+        },
         {"id": "s2", "original": "Bob won the race.", "scrambled": "Bob nwo the erac.", "used_for_qa": True},
     ]
     config = TaskConfig("scrrec-zero-shot", "realtimeqa", "rs50")
@@ -121,14 +159,16 @@ def test_recovery_scores_match_hand_computed_edit_distances() -> None:
     entry = compute_results(collect_samples(requests, completed, {}, MODEL), n_resamples=100)[config.name]
     assert entry["edit_distance"]["value"] == pytest.approx(1.0)
     assert entry["scrambled_edit_distance"]["value"] == pytest.approx(4.0)
-    assert entry["recovery_rate"]["value"] == pytest.approx((8 - 2) / 8 * 100)
+    assert entry["recovery_rate"]["value"] == pytest.approx((8 - 2) / 8)
     assert "accuracy" not in entry
 
 
 def test_rpg_undefined_is_stated_never_nan() -> None:
     configs = [TaskConfig("scrqa", "realtimeqa", t) for t in ("original", "rs50", "sub")]
     requests = {c: build_requests(c, _qa_rows(2, c.scramble_type)) for c in configs}
-    completed = {r.key(MODEL): _record(r, " B") for c in configs for r in requests[c]}  # sub as good as original
+    completed = {
+        r.key(MODEL): _record(r, " B") for c in configs for r in requests[c]
+    }  # sub as good as original
     results = compute_results(collect_samples(requests, completed, {}, MODEL), n_resamples=50)
     rpg = results["scrqa/realtimeqa/rs50"]["relative_performance_gain"]
     assert rpg["value"] is None and "undefined" in rpg
@@ -139,7 +179,9 @@ def test_rpg_undefined_is_stated_never_nan() -> None:
 def test_results_document_totals_and_writing(tmp_path) -> None:
     configs, requests, completed, errors = _scrqa_fixture()
     results = compute_results(collect_samples(requests, completed, errors, MODEL), n_resamples=50)
-    document = results_document(results, run_config={"model": MODEL, "backend": "openai"}, engine={"sent": 14})
+    document = results_document(
+        results, run_config={"model": MODEL, "backend": "openai"}, engine={"sent": 14}
+    )
     assert document["totals"]["n_scored"] == 14 and document["totals"]["n_errors"] == 1
     assert document["totals"]["error_rate"] == pytest.approx(1 / 15)
     write_json(tmp_path / "results.json", document)
@@ -151,7 +193,7 @@ def test_bootstrap_accuracy_is_seeded_and_bounded() -> None:
     boot = Bootstrap(confidence_level=0.9, n_resamples=300, seed=1)
     first = accuracy_score(samples, boot)
     assert first == accuracy_score(samples, boot)
-    assert first["value"] == pytest.approx(70.0) and first["ci"][0] < 70.0 < first["ci"][1]
+    assert first["value"] == pytest.approx(0.7) and first["ci"][0] < 0.7 < first["ci"][1]
     assert accuracy_score([], boot) == {"value": None, "ci": None}
 
 
@@ -169,9 +211,21 @@ def test_settings_never_keep_a_key_and_manifest_is_hashed(tmp_path) -> None:
 
 # -- the paper's tables from the authors' released outputs, through this module ------------------------
 
-PAPER_TYPES = {"original": "original", "rs20": "random_20%", "rs50": "random_50%", "rs100": "random_100%",
-               "kf": "keepfirst", "kfl": "keepfirstlast", "sub": "substituted"}
+PAPER_TYPES = {
+    "original": "original",
+    "rs20": "random_20%",
+    "rs50": "random_50%",
+    "rs100": "random_100%",
+    "kf": "keepfirst",
+    "kfl": "keepfirstlast",
+    "sub": "substituted",
+}
 PAPER_MODELS = {"gpt-4-0314": "GPT-4", "Llama-2-70b-hf": "Llama-2-70b", "flan-t5-xxl": "Flan-T5-xxl"}
+
+
+def _percent(results: dict) -> dict:
+    """``compute_results``'s fractions as the paper prints them (percent)."""
+    return scores_in({"units": units(FRACTION), "configs": results}, PERCENT)["configs"]
 
 
 def _released(path) -> list[dict]:
@@ -194,13 +248,24 @@ def test_table5_realtimeqa_scrqa_is_reproduced_from_the_released_outputs(shared_
         config = TaskConfig("scrqa", "realtimeqa", scramble_type)
         requests[config] = []
         for index, row in enumerate(_released(root / folder / f"{model}.jsonl.gz")):
-            meta = {"task": "scrqa", "dataset": "realtimeqa", "config": config.name, "scramble_type": scramble_type,
-                    "id": str(index), "choices": parse_choices(row["input"]), "answer": row["GT"]}
+            meta = {
+                "task": "scrqa",
+                "dataset": "realtimeqa",
+                "config": config.name,
+                "scramble_type": scramble_type,
+                "id": str(index),
+                "choices": parse_choices(row["input"]),
+                "answer": row["GT"],
+            }
             request = GenerationRequest(row["input"], chat=True, meta=meta)
             requests[config].append(request)
             completed[request.key(model)] = {"key": request.key(model), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, model, reader="paper"), n_resamples=100)
-    table = json.loads((shared_data / "paper/tables.json").read_text())["table5_scrqa_realtimeqa_zeroshot"][PAPER_MODELS[model]]
+    results = _percent(
+        compute_results(collect_samples(requests, completed, {}, model, reader="paper"), n_resamples=100)
+    )
+    table = json.loads((shared_data / "paper/tables.json").read_text())["table5_scrqa_realtimeqa_zeroshot"][
+        PAPER_MODELS[model]
+    ]
     for scramble_type in PAPER_TYPES:
         entry = results[f"scrqa/realtimeqa/{scramble_type}"]
         assert entry["n_scored"] == 346
@@ -210,9 +275,13 @@ def test_table5_realtimeqa_scrqa_is_reproduced_from_the_released_outputs(shared_
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize(("setting", "table_key"), [("zero-shot", "table4_scrrec_realtimeqa_zeroshot"),
-                                                    ("few-shot", "table3_scrrec_realtimeqa_fewshot")])
-def test_tables_3_and_4_scrrec_are_reproduced_from_the_released_outputs(shared_data, setting: str, table_key: str) -> None:
+@pytest.mark.parametrize(
+    ("setting", "table_key"),
+    [("zero-shot", "table4_scrrec_realtimeqa_zeroshot"), ("few-shot", "table3_scrrec_realtimeqa_fewshot")],
+)
+def test_tables_3_and_4_scrrec_are_reproduced_from_the_released_outputs(
+    shared_data, setting: str, table_key: str
+) -> None:
     """GPT-4's ED and RR of Tables 3-4 from its raw outputs, through request building, scoring and results."""
     from scrambled_bench.harness.backends.base import GenerationRequest
     from scrambled_bench.harness.prompts import scrrec_zero_shot_prompt
@@ -224,13 +293,20 @@ def test_tables_3_and_4_scrrec_are_reproduced_from_the_released_outputs(shared_d
         config = TaskConfig(task, "realtimeqa", scramble_type)
         requests, completed = {config: []}, {}
         for index, row in enumerate(_released(root / PAPER_TYPES[scramble_type] / "gpt-4-0314.jsonl.gz")):
-            meta = {"task": task, "dataset": "realtimeqa", "config": config.name, "scramble_type": scramble_type,
-                    "id": str(index), "original": row["original"], "scrambled": row["scrambled"]}
+            meta = {
+                "task": task,
+                "dataset": "realtimeqa",
+                "config": config.name,
+                "scramble_type": scramble_type,
+                "id": str(index),
+                "original": row["original"],
+                "scrambled": row["scrambled"],
+            }
             request = GenerationRequest(scrrec_zero_shot_prompt(row["scrambled"]), chat=True, meta=meta)
             requests[config].append(request)
             completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
         collected = collect_samples(requests, completed, {}, "gpt-4", reader="paper")
-        entry = compute_results(collected, n_resamples=100)[config.name]
+        entry = _percent(compute_results(collected, n_resamples=100))[config.name]
         assert entry["n_scored"] == 408
         assert round(entry["edit_distance"]["value"], 2) == table["ED"][scramble_type]
         assert round(entry["recovery_rate"]["value"], 2) == table["RR"][scramble_type]
@@ -247,16 +323,30 @@ def test_table6_dream_rpg_is_reproduced_from_the_released_outputs(shared_data) -
         config = TaskConfig("scrqa", "dream", scramble_type)
         requests[config] = []
         for split in ("test", "dev"):
-            path = shared_data / f"paper_outputs/scrambled_qa/scrambled_DREAM_{split}/zero-shot/{folder}/gpt-4-0314.jsonl.gz"
+            path = (
+                shared_data
+                / f"paper_outputs/scrambled_qa/scrambled_DREAM_{split}/zero-shot/{folder}/gpt-4-0314.jsonl.gz"
+            )
             for index, row in enumerate(_released(path)):
-                meta = {"task": "scrqa", "dataset": "dream", "config": config.name, "scramble_type": scramble_type,
-                        "id": f"{split}-{index}", "choices": parse_choices(row["input"]), "answer": row["GT"],
-                        "categories": []}
+                meta = {
+                    "task": "scrqa",
+                    "dataset": "dream",
+                    "config": config.name,
+                    "scramble_type": scramble_type,
+                    "id": f"{split}-{index}",
+                    "choices": parse_choices(row["input"]),
+                    "answer": row["GT"],
+                    "categories": [],
+                }
                 request = GenerationRequest(row["input"], chat=True, meta=meta)
                 requests[config].append(request)
                 completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=100)
-    table = json.loads((shared_data / "paper/tables.json").read_text())["table6_scrqa_dream_zeroshot"]["GPT-4"]
+    results = _percent(
+        compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=100)
+    )
+    table = json.loads((shared_data / "paper/tables.json").read_text())["table6_scrqa_dream_zeroshot"][
+        "GPT-4"
+    ]
     for scramble_type in ("rs20", "rs50", "rs100", "kf", "kfl"):
         entry = results[f"scrqa/dream/{scramble_type}"]
         assert entry["n_scored"] == 1025
@@ -284,14 +374,31 @@ def test_table1_aqua_cot_is_reproduced_from_the_released_outputs(shared_data) ->
             path = root / f"demo_random_{rate}%" / PAPER_TYPES[scramble_type] / "gpt-4-0314.jsonl.gz"
             for index, row in enumerate(_released(path)):
                 target = row["input"].rsplit("\n\nQuestion: ", 1)[-1]
-                meta = {"task": "aqua-cot", "dataset": "aqua", "config": config.name, "scramble_type": scramble_type,
-                        "exemplar_rate": rate, "id": str(index), "choices": parse_choices(target), "answer": row["GT"]}
+                meta = {
+                    "task": "aqua-cot",
+                    "dataset": "aqua",
+                    "config": config.name,
+                    "scramble_type": scramble_type,
+                    "exemplar_rate": rate,
+                    "id": str(index),
+                    "choices": parse_choices(target),
+                    "answer": row["GT"],
+                }
                 request = GenerationRequest(row["input"], chat=True, meta=meta)
                 requests[config].append(request)
                 completed[request.key("gpt-4")] = {"key": request.key("gpt-4"), "output": row["output"]}
-    results = compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=50)
-    table = json.loads((shared_data / "paper/tables.json").read_text())["table1_aqua_fewshot_cot_acc"]["GPT-4"]
-    question = {"original": "question_rs0", "rs20": "question_rs20", "rs50": "question_rs50", "rs100": "question_rs100"}
+    results = _percent(
+        compute_results(collect_samples(requests, completed, {}, "gpt-4", reader="paper"), n_resamples=50)
+    )
+    table = json.loads((shared_data / "paper/tables.json").read_text())["table1_aqua_fewshot_cot_acc"][
+        "GPT-4"
+    ]
+    question = {
+        "original": "question_rs0",
+        "rs20": "question_rs20",
+        "rs50": "question_rs50",
+        "rs100": "question_rs100",
+    }
     exact = 0
     for config in requests:
         ours = round(results[config.name]["accuracy"]["value"], 2)
@@ -309,13 +416,15 @@ def test_rpg_with_no_gain_over_the_substituted_text_is_undefined_not_a_flipped_r
     requests = {c: build_requests(c, _qa_rows(4, c.scramble_type)) for c in configs}
     answers = {"original": ["A", "A", "A", "A"], "sub": ["B", "A", "A", "A"], "rs50": ["B", "B", "A", "A"]}
     completed = {
-        r.key(MODEL): _record(r, f" {answer}") for c in configs for r, answer in zip(requests[c], answers[c.scramble_type])
+        r.key(MODEL): _record(r, f" {answer}")
+        for c in configs
+        for r, answer in zip(requests[c], answers[c.scramble_type])
     }
     results = compute_results(collect_samples(requests, completed, {}, MODEL), n_resamples=50)
     rpg = results["scrqa/realtimeqa/rs50"]["relative_performance_gain"]
-    assert results["scrqa/realtimeqa/rs50"]["accuracy"]["value"] == pytest.approx(50.0)
+    assert results["scrqa/realtimeqa/rs50"]["accuracy"]["value"] == pytest.approx(0.5)
     assert rpg["value"] is None and rpg["ci"] is None
     assert rpg["undefined"] == "original accuracy 0.0000 is below the substituted 0.2500: no gain to recover"
-    assert (rpg["original_accuracy"], rpg["substituted_accuracy"]) == (0.0, 25.0)
-    # the formula's value, (50 - 25) / (0 - 25) = -100%, stays readable beside the verdict
-    assert rpg["ratio_as_defined"] == pytest.approx(-100.0)
+    assert (rpg["original_accuracy"], rpg["substituted_accuracy"]) == (0.0, 0.25)
+    # the formula's value, (0.5 - 0.25) / (0 - 0.25) = -1, stays readable beside the verdict
+    assert rpg["ratio_as_defined"] == pytest.approx(-1.0)

@@ -386,7 +386,7 @@ def test_many_files_and_folders_in_one_call(tmp_path, capsys):
     )
     assert code == 0, err
     document = json.loads(out)
-    assert document["reader"] == "careful" and document["units"] == "fraction"
+    assert document["reader"] == "careful" and document["units"]["accuracy"] == "fraction"
     assert [Path(s["file"]).name for s in document["files"]] == ["a.jsonl", "b.jsonl", "c.jsonl"]
     assert len(err.strip().splitlines()) == 3  # one human line per file, in percent
     assert "Acc 100.00%" in err
