@@ -272,6 +272,9 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     """A harness's logged outputs as ``run`` scores them: one line per config (n, unparsed, ED, RR, Acc, RPG)."""
     from rich.table import Table
 
+    from scrambled_bench.harness.results import PERCENT, scores_in
+
+    document = scores_in(document, PERCENT)  # the document holds fractions, as results.json
     table = Table(title=f"{document['source']} output in {document['folder']} ({document['reader']} reader)")
     for column in ("config", "n", "unparsed", "ED", "RR %", "Acc %", "RPG %"):
         table.add_column(column, no_wrap=True, justify="left" if column == "config" else "right")

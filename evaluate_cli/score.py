@@ -100,7 +100,7 @@ def score(
     With --from-lm-eval (or --from-lighteval) the outputs that harness
     logged on the exported scrambled_bench tasks are read again and scored
     as `run` scores its own: a table per config on stderr, and on stdout a
-    document shaped like results.json (percent), RPG included.
+    document shaped like results.json (fractions), RPG included.
 
     Examples:
 

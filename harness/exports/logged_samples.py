@@ -173,7 +173,7 @@ def score_logged(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """results.json's ``configs`` section for the logged samples (percent, as results.json), in the paper
+    """results.json's ``configs`` section for the logged samples (fractions, as results.json), in the paper
     suite's order, read with the answer ``reader`` as ``run`` reads a chat answer.
 
     >>> from scrambled_bench.harness.exports.task_export import ExportedTask
@@ -183,7 +183,7 @@ def score_logged(
     ...     return LoggedSample(document_meta(doc), output, "test")
     >>> configs = score_logged([logged("original", "A"), logged("kfl", "A"), logged("sub", "B")])
     >>> configs["scrqa/dream/kfl"]["accuracy"]["value"], configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"]
-    (100.0, 100.0)
+    (1.0, 1.0)
     """
     from scrambled_bench.harness.results import ConfigSamples, compute_results
 
@@ -220,7 +220,9 @@ def score_harness_output(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The scores of a harness's logged output folder, as a document like results.json (percent)."""
+    """The scores of a harness's logged output folder, as a document like results.json (fractions)."""
+    from scrambled_bench.harness.results import FRACTION, units
+
     samples = SOURCES[source](Path(folder))
     configs = score_logged(
         samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
@@ -229,11 +231,6 @@ def score_harness_output(
         "source": source,
         "folder": str(folder),
         "reader": reader,
-        "units": {
-            "recovery_rate": "percent",
-            "accuracy": "percent",
-            "relative_performance_gain": "percent",
-            "edit_distance": "characters (mean Levenshtein distance)",
-        },
+        "units": units(FRACTION),
         "configs": configs,
     }

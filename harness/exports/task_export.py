@@ -218,7 +218,7 @@ def metric_items(meta: Mapping[str, Any], scored: Mapping[str, Any]) -> dict[str
 
 def aggregate(metric: str, items: Sequence[Mapping[str, Any]]) -> float:
     """A config's score from its samples' items, by the packaged metric module (a fraction, as the modules
-    and both harnesses report; ``run``'s results.json shows percent). NaN where the module says the score
+    and both harnesses report, and as ``run``'s results.json holds them). NaN where the module says the score
     is undefined or there is no sample: a harness's table still prints.
 
     >>> aggregate("accuracy", [{"prediction": "A", "answer": "A"}, {"prediction": None, "answer": "B"}])
