@@ -180,8 +180,8 @@ def test_score_logged_pairs_rpg_and_refuses_a_sample_logged_twice():
     ]
     configs = score_logged(samples)
     assert list(configs) == ["scrqa/dream/original", "scrqa/dream/kfl", "scrqa/dream/sub"]
-    assert configs["scrqa/dream/kfl"]["accuracy"]["value"] == 50.0
-    assert configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"] == 50.0
+    assert configs["scrqa/dream/kfl"]["accuracy"]["value"] == 0.5
+    assert configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"] == 0.5
     with pytest.raises(ScrambledBenchError, match="sample 'a' of scrqa/dream/kfl is logged twice"):
         score_logged([*samples, logged("kfl", "a", "A", "B")])
 
@@ -219,7 +219,7 @@ def test_score_from_lm_eval_reads_the_newest_log_of_each_task(tmp_path: Path, ca
     document = json.loads(capsys.readouterr().out)
     assert (
         document["source"] == "lm-eval"
-        and document["configs"]["scrqa/dream/kfl"]["accuracy"]["value"] == 50.0
+        and document["configs"]["scrqa/dream/kfl"]["accuracy"]["value"] == 0.5
     )
 
 
