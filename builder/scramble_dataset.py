@@ -211,15 +211,16 @@ def _map_batch(
     batch: Mapping[str, Sequence[Any]],
     indices: Sequence[int],
     *,
-    columns: Sequence[str],
+    job: ScrambleJob,
     variant: Variant,
-    seed: int,
-    id_column: str | None,
     column_order: Sequence[str],
 ) -> dict[str, list[Any]]:
-    """``Dataset.map``'s function (top level, so that its worker processes can import it)."""
-    keys = row_keys(batch, indices, id_column)
-    return scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed, column_order=column_order)
+    """One batch under one of the job's variants, its rows keyed as the job says: ``Dataset.map``'s
+    function (top level, so that its worker processes can import it) and the streamed path's."""
+    keys = row_keys(batch, indices, job.id_column)
+    return scramble_batch(
+        batch, keys, columns=job.columns, variant=variant, seed=job.seed, column_order=column_order
+    )
 
 
 def _scramble_streamed_batch(
@@ -229,11 +230,9 @@ def _scramble_streamed_batch(
     worker processes of ``--num-proc``."""
     batch, first_index, job, column_order = work
     rows = len(next(iter(batch.values()))) if batch else 0
-    keys = row_keys(batch, range(first_index, first_index + rows), job.id_column)
+    indices = range(first_index, first_index + rows)
     return [
-        scramble_batch(
-            batch, keys, columns=job.columns, variant=variant, seed=job.seed, column_order=column_order
-        )
+        _map_batch(batch, indices, job=job, variant=variant, column_order=column_order)
         for variant in job.variants
     ]
 
@@ -884,13 +883,7 @@ def _map_variant(
         with_indices=True,
         remove_columns=dataset.column_names,
         features=output_features(split_features, job.columns, variant),
-        fn_kwargs={
-            "columns": list(job.columns),
-            "variant": variant,
-            "seed": job.seed,
-            "id_column": job.id_column,
-            "column_order": list(split_features),
-        },
+        fn_kwargs={"job": job, "variant": variant, "column_order": list(split_features)},
         num_proc=num_proc if num_proc > 1 else None,
         # the package's code is not part of datasets' fingerprint: never reuse a cached result of another version
         load_from_cache_file=False,

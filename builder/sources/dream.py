@@ -16,7 +16,7 @@ the paper.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from scrambled_bench.builder.sources.common import SourceData, SourceInfo, SourceRecord, line_error
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
@@ -211,32 +211,11 @@ def load(reader: SourceReader, *, window: str | None = None) -> SourceData:
                 raise ScrambledBenchError(
                     f"{where}dialogue {dialogue_id!r} has {len(questions)} question(s), not {index}"
                 )
-            question = questions[index - 1]
-            choices = question["choice"]
-            if (
-                not isinstance(choices, list)
-                or not all(isinstance(c, str) for c in choices)
-                or question["answer"] not in choices
-            ):
-                raise ScrambledBenchError(
-                    f"{where}dialogue {dialogue_id!r} question {index}: the answer is not one of the choices"
-                )
-            records.append(
-                SourceRecord(
-                    scramble_key=f"dream/{split}/{dialogue_id}/{index}",
-                    fields={
-                        "id": f"{split}/{dialogue_id}/{index}",
-                        "original": "\n".join(turns),
-                        "question": question["question"],
-                        "choices": list(choices),
-                        "answer": LETTERS[choices.index(question["answer"])],
-                        # annotator 2 for every row: the labels of the paper's Tables 7 and 8
-                        "categories": annotator2_labels,
-                        "categories_annotator1": annotator1_labels,
-                        "dream_split": split,
-                    },
-                )
-            )
+            record = _question_record(where, split, dialogue_id, index, turns, questions[index - 1])
+            # annotator 2 for every row: the labels of the paper's Tables 7 and 8
+            record.fields["categories"] = annotator2_labels
+            record.fields["categories_annotator1"] = annotator1_labels
+            records.append(record)
     notes = {"rows": len(records), "left_out_not_annotated_by_annotator1": left_out}
     return SourceData(info=INFO, records=records, notes=notes)
 
@@ -262,31 +241,37 @@ def load_questions(reader: SourceReader, split: str) -> list[SourceRecord]:
     if split not in ("train", "dev", "test"):
         raise ScrambledBenchError(f"DREAM has the splits train, dev and test, not {split!r}")
     data_path = f"data/{split}.json"
-    records = []
-    for dialogue_id, (turns, questions) in read_dialogues(reader, data_path).items():
-        for index, question in enumerate(questions, start=1):
-            choices = question["choice"]
-            if (
-                not isinstance(choices, list)
-                or not all(isinstance(c, str) for c in choices)
-                or question["answer"] not in choices
-            ):
-                raise ScrambledBenchError(
-                    f"{reader.origin(UPSTREAM, data_path)}: dialogue {dialogue_id!r} question {index}: "
-                    "the answer is not one of the choices"
-                )
-            question_id = f"{split}/{dialogue_id}/{index}"
-            records.append(
-                SourceRecord(
-                    scramble_key=f"dream/{question_id}",
-                    fields={
-                        "id": question_id,
-                        "original": "\n".join(turns),
-                        "question": question["question"],
-                        "choices": list(choices),
-                        "answer": LETTERS[choices.index(question["answer"])],
-                        "dream_split": split,
-                    },
-                )
-            )
-    return records
+    where = f"{reader.origin(UPSTREAM, data_path)}: "
+    return [
+        _question_record(where, split, dialogue_id, index, turns, question)
+        for dialogue_id, (turns, questions) in read_dialogues(reader, data_path).items()
+        for index, question in enumerate(questions, start=1)
+    ]
+
+
+def _question_record(
+    where: str, split: str, dialogue_id: str, index: int, turns: list[str], question: dict[str, Any]
+) -> SourceRecord:
+    """One DREAM question (``index`` counts from 1 within its dialogue) as a row; ``where`` starts the error
+    message of a question whose answer is not one of its choices."""
+    choices = question["choice"]
+    if (
+        not isinstance(choices, list)
+        or not all(isinstance(c, str) for c in choices)
+        or question["answer"] not in choices
+    ):
+        raise ScrambledBenchError(
+            f"{where}dialogue {dialogue_id!r} question {index}: the answer is not one of the choices"
+        )
+    question_id = f"{split}/{dialogue_id}/{index}"
+    return SourceRecord(
+        scramble_key=f"dream/{question_id}",
+        fields={
+            "id": question_id,
+            "original": "\n".join(turns),
+            "question": question["question"],
+            "choices": list(choices),
+            "answer": LETTERS[choices.index(question["answer"])],
+            "dream_split": split,
+        },
+    )
