@@ -4,7 +4,9 @@ The build folder is uploaded as it is (README.md card, manifest.json, data/), so
 ``load_dataset("ORG/scrambled_bench", "dream_kfl", revision="v1.0.0")``. Before uploading, the remote
 ``manifest.json`` is compared with the local one: when the build's tag already exists and its manifest
 lists the same sha256 for every file, nothing is uploaded or tagged, so re-pushing a rebuild of an
-unchanged version is a no-op; a tag is never moved to other content.
+unchanged version is a no-op; a tag is never moved to other content. The steps of such a push that do
+not depend on what is pushed (:func:`create_and_list_tags`, :func:`upload_and_tag`, :class:`PushResult`)
+serve the metric Spaces too (``scrambled_bench.metrics.spaces``).
 
 The token comes from ``HF_TOKEN`` or the ``hf auth login`` store, read by ``huggingface_hub`` itself; it
 is never printed, logged or written by this module.
@@ -30,22 +32,70 @@ STALE_PATTERNS = ["data/**"]
 
 @dataclass(frozen=True)
 class PushResult:
-    """What a push did."""
+    """What a push did (of a build to a dataset repository, or of a metric to a Space)."""
 
     repo_id: str
     tag: str
     uploaded: bool
     tagged: bool
     commit: str | None
+    repo_type: str = REPO_TYPE
 
     @property
     def url(self) -> str:
-        """The dataset page.
+        """The repository's page.
 
         >>> PushResult("org/scrambled_bench", "v1.0.0", False, False, None).url
         'https://huggingface.co/datasets/org/scrambled_bench'
+        >>> PushResult("org/recovery_rate", "v1.0.0", False, False, None, repo_type="space").url
+        'https://huggingface.co/spaces/org/recovery_rate'
         """
-        return f"https://huggingface.co/datasets/{self.repo_id}"
+        return f"https://huggingface.co/{self.repo_type}s/{self.repo_id}"
+
+
+def create_and_list_tags(api: Any, repo_id: str, *, repo_type: str, private: bool, **create: Any) -> set[str]:
+    """Create the repository ``repo_id`` unless it exists (``create``: further ``create_repo`` options, such
+    as a Space's SDK), and return the names of its tags."""
+    try:
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True, **create)
+    except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
+        raise hub_error("create", repo_id, exc) from None
+    try:
+        return {ref.name for ref in api.list_repo_refs(repo_id, repo_type=repo_type).tags}
+    except Exception as exc:  # noqa: BLE001
+        raise hub_error("list the tags of", repo_id, exc) from None
+
+
+def upload_and_tag(
+    api: Any,
+    repo_id: str,
+    folder: Path,
+    *,
+    repo_type: str,
+    tag: str,
+    tag_message: str,
+    upload: bool,
+    **upload_options: Any,
+) -> PushResult:
+    """Upload ``folder`` when ``upload`` (the repository's main branch lacks its content; ``upload_options``:
+    ``commit_message``, ``allow_patterns`` and ``delete_patterns`` of ``upload_folder``), then tag the new
+    commit, or ``main`` when nothing was uploaded, with ``tag``."""
+    commit = None
+    if upload:
+        try:
+            info = api.upload_folder(
+                repo_id=repo_id, folder_path=str(folder), repo_type=repo_type, **upload_options
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise hub_error("upload to", repo_id, exc) from None
+        commit = getattr(info, "oid", None)
+    try:
+        api.create_tag(
+            repo_id, tag=tag, tag_message=tag_message, revision=commit or "main", repo_type=repo_type
+        )
+    except Exception as exc:  # noqa: BLE001
+        raise hub_error(f"tag {tag} on", repo_id, exc) from None
+    return PushResult(repo_id, tag, uploaded=upload, tagged=True, commit=commit, repo_type=repo_type)
 
 
 def verify_build(build: Path) -> Manifest:
@@ -119,16 +169,7 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
         require_token()
         api = HfApi()
 
-    try:
-        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error("create", repo_id, exc) from None
-    try:
-        tags = {ref.name for ref in api.list_repo_refs(repo_id, repo_type=REPO_TYPE).tags}
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error("list the tags of", repo_id, exc) from None
-
-    if tag in tags:
+    if tag in create_and_list_tags(api, repo_id, repo_type=REPO_TYPE, private=private):
         # A published version is immutable: the same content is a no-op, other content needs a new version.
         published = remote_manifest(api, repo_id, revision=tag)
         if manifest.same_content(published):
@@ -138,29 +179,15 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
             "bump the dataset version (scrambled_bench.builder.build.DATASET_VERSION and dataset_cards/CHANGELOG.md) "
             "before pushing"
         )
-
-    uploaded, commit = False, None
-    if not manifest.same_content(remote_manifest(api, repo_id)):
-        try:
-            info = api.upload_folder(
-                repo_id=repo_id,
-                folder_path=str(build),
-                repo_type=REPO_TYPE,
-                commit_message=f"Scrambled Bench {tag}",
-                allow_patterns=UPLOAD_PATTERNS,
-                delete_patterns=STALE_PATTERNS,
-            )
-        except Exception as exc:  # noqa: BLE001
-            raise hub_error("upload to", repo_id, exc) from None
-        uploaded, commit = True, getattr(info, "oid", None)
-    try:
-        api.create_tag(
-            repo_id,
-            tag=tag,
-            tag_message=f"Scrambled Bench {tag}",
-            revision=commit or "main",
-            repo_type=REPO_TYPE,
-        )
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error(f"tag {tag} on", repo_id, exc) from None
-    return PushResult(repo_id=repo_id, tag=tag, uploaded=uploaded, tagged=True, commit=commit)
+    return upload_and_tag(
+        api,
+        repo_id,
+        build,
+        repo_type=REPO_TYPE,
+        tag=tag,
+        tag_message=f"Scrambled Bench {tag}",
+        upload=not manifest.same_content(remote_manifest(api, repo_id)),
+        commit_message=f"Scrambled Bench {tag}",
+        allow_patterns=UPLOAD_PATTERNS,
+        delete_patterns=STALE_PATTERNS,
+    )

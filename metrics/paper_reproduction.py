@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -260,6 +260,18 @@ def _qa_condition_answers(
     return found
 
 
+def _anchored_models(
+    found: dict[str, dict[str, tuple[list[str], list[str], list[bool]]]], tables: dict
+) -> Iterator[tuple[str, str, dict[str, tuple[list[str], list[str], list[bool]]]]]:
+    """(file stem, the tables' model name, columns) of every model in ``found`` (see
+    :func:`_qa_condition_answers`) with answers on the original and on the substituted contexts, the two
+    anchors of RPG, in stem order."""
+    known = known_models(tables)
+    for stem, columns in sorted(found.items()):
+        if "original" in columns and "sub" in columns:
+            yield stem, table_model_name(stem, known), columns
+
+
 def reproduce_qa_table(
     condition_dirs: Sequence[Path],
     table: str,
@@ -276,13 +288,9 @@ def reproduce_qa_table(
     ``lines_not_counted`` (position in ``condition_dirs`` -> 1-based lines) does not leave out.
     """
     gain = metric_loader("relative_performance_gain")
-    known = known_models(tables)
     cells = []
     found = _qa_condition_answers(condition_dirs, read_answers, dataset, lines_not_counted or {})
-    for stem, columns in sorted(found.items()):
-        if "original" not in columns or "sub" not in columns:
-            continue
-        model = table_model_name(stem, known)
+    for stem, model, columns in _anchored_models(found, tables):
         original, gold, counted = columns["original"]
         substituted = columns["sub"][0]
         kept = [i for i, keep in enumerate(counted) if keep]
@@ -438,12 +446,8 @@ def reproduce_dream_category_tables(
     categories = dream_row_categories(annotation_dir)
     gain = metric_loader("relative_performance_gain")
     acc_table, rpg_table = "table7_scrqa_dream_by_category_acc", "table8_scrqa_dream_by_category_rpg"
-    known = known_models(tables)
     cells = []
-    for stem, columns in sorted(found.items()):
-        if "original" not in columns or "sub" not in columns:
-            continue
-        model = table_model_name(stem, known)
+    for stem, model, columns in _anchored_models(found, tables):
         original, gold, counted = columns["original"]
         substituted = columns["sub"][0]
         if len(gold) != len(categories):

@@ -957,14 +957,12 @@ def _read_recovery(output: str) -> Reading:
         text = text[preamble.end() :].strip()
         applied.append("preamble")
 
-    note = _NOTE_LINE.search(text)
-    if note:
-        text = text[: note.start()].rstrip()
-        applied.append("trailing-note")
-    inline = _INLINE_NOTE.search(text)
-    if inline:
-        text = text[: inline.start()].rstrip()
-        applied.append("trailing-note")
+    # a note on a line of its own, then one on the sentence's own line
+    for note_pattern in (_NOTE_LINE, _INLINE_NOTE):
+        note = note_pattern.search(text)
+        if note:
+            text = text[: note.start()].rstrip()
+            applied.append("trailing-note")
 
     if text.startswith("**") and text.endswith("**") and len(text) > 4 and "**" not in text[2:-2]:
         text = text[2:-2].strip()

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.builder.hub import PushResult, create_and_list_tags, upload_and_tag
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
 
@@ -32,27 +32,6 @@ SPACE_SDK = "gradio"
 REQUIRED_TAGS = ("evaluate", "metric")
 #: the kinds of file a metric Space holds; a remote one the folder no longer has is deleted on upload
 SPACE_FILE_PATTERNS = ("*.py", "*.md", "*.txt")
-
-
-@dataclass(frozen=True)
-class SpacePush:
-    """What pushing one metric did."""
-
-    name: str
-    repo_id: str
-    tag: str
-    uploaded: bool
-    tagged: bool
-    commit: str | None
-
-    @property
-    def url(self) -> str:
-        """The Space's page.
-
-        >>> SpacePush("recovery_rate", "org/recovery_rate", "v1.0.0", False, False, None).url
-        'https://huggingface.co/spaces/org/recovery_rate'
-        """
-        return f"https://huggingface.co/spaces/{self.repo_id}"
 
 
 def space_tag() -> str:
@@ -147,47 +126,30 @@ def same_content(local: Mapping[str, bytes], remote: Mapping[str, str]) -> bool:
     return ours == set(local) and all(remote[path] == git_blob_id(data) for path, data in local.items())
 
 
-def push_metric(name: str, folder: Path, org: str, *, private: bool, api: Any) -> SpacePush:
+def push_metric(name: str, folder: Path, org: str, *, private: bool, api: Any) -> PushResult:
     """Create or update the Space ``org/<name>`` from ``folder`` and tag it (see the module's rules)."""
     repo_id = check_repo_id(f"{org}/{name}", "--org")
     tag = space_tag()
     local = space_files(folder)
-    try:
-        api.create_repo(repo_id, repo_type=REPO_TYPE, space_sdk=SPACE_SDK, private=private, exist_ok=True)
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error("create", repo_id, exc) from None
-    try:
-        tags = {ref.name for ref in api.list_repo_refs(repo_id, repo_type=REPO_TYPE).tags}
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error("list the tags of", repo_id, exc) from None
-    if tag in tags:
+    if tag in create_and_list_tags(api, repo_id, repo_type=REPO_TYPE, private=private, space_sdk=SPACE_SDK):
         if same_content(local, remote_blobs(api, repo_id, tag)):
-            return SpacePush(name, repo_id, tag, uploaded=False, tagged=False, commit=None)
+            return PushResult(repo_id, tag, uploaded=False, tagged=False, commit=None, repo_type=REPO_TYPE)
         raise ScrambledBenchError(
             f"{repo_id} already has tag {tag} with other files; bump the package version "
             "(scrambled_bench.__version__) before pushing changed metrics"
         )
-    uploaded, commit = False, None
-    if not same_content(local, remote_blobs(api, repo_id)):
-        try:
-            info = api.upload_folder(
-                repo_id=repo_id,
-                folder_path=str(folder),
-                repo_type=REPO_TYPE,
-                commit_message=f"{name} {tag} (scrambled-bench)",
-                allow_patterns=sorted(local),
-                delete_patterns=list(SPACE_FILE_PATTERNS),
-            )
-        except Exception as exc:  # noqa: BLE001
-            raise hub_error("upload to", repo_id, exc) from None
-        uploaded, commit = True, getattr(info, "oid", None)
-    try:
-        api.create_tag(
-            repo_id, tag=tag, tag_message=f"{name} {tag}", revision=commit or "main", repo_type=REPO_TYPE
-        )
-    except Exception as exc:  # noqa: BLE001
-        raise hub_error(f"tag {tag} on", repo_id, exc) from None
-    return SpacePush(name, repo_id, tag, uploaded=uploaded, tagged=True, commit=commit)
+    return upload_and_tag(
+        api,
+        repo_id,
+        folder,
+        repo_type=REPO_TYPE,
+        tag=tag,
+        tag_message=f"{name} {tag}",
+        upload=not same_content(local, remote_blobs(api, repo_id)),
+        commit_message=f"{name} {tag} (scrambled-bench)",
+        allow_patterns=sorted(local),
+        delete_patterns=list(SPACE_FILE_PATTERNS),
+    )
 
 
 def check_org(org: str) -> str:
@@ -209,7 +171,7 @@ def check_org(org: str) -> str:
 
 def push_metrics(
     org: str, *, private: bool = False, names: Sequence[str] | None = None, api: Any | None = None
-) -> list[SpacePush]:
+) -> list[PushResult]:
     """Push every metric folder (or ``names``) to its Space under ``org``. Every folder's layout and the
     token are checked before anything is created; ``api`` is an ``HfApi`` (default: one reading the token
     from ``HF_TOKEN`` or the login store)."""

@@ -1,31 +1,25 @@
 """Character-level edit distance (Levenshtein) as the Scrambled Bench (Cao et al., EMNLP 2023) measures it.
 
 Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
-``scrambled_bench_shared.py`` (edit distances, input checks), so the folder can be pushed as a Hub Space as is.
-The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
+``scrambled_bench_shared.py`` (the citation, edit distances, input checks), so the folder can be pushed as a
+Hub Space as is. The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import datasets
 import evaluate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from .scrambled_bench_shared import check_same_length, check_strings, computes_in_memory, edit_distances
-
-_CITATION = """\
-@inproceedings{cao-etal-2023-unnatural,
-    title = "Unnatural Error Correction: {GPT}-4 Can Almost Perfectly Handle Unnatural Scrambled Text",
-    author = "Cao, Qi and Kojima, Takeshi and Matsuo, Yutaka and Iwasawa, Yusuke",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
-    year = "2023",
-    publisher = "Association for Computational Linguistics",
-    url = "https://arxiv.org/abs/2311.18805",
-}
-"""
+from .scrambled_bench_shared import (
+    PAPER_URL,
+    CheckedMetric,
+    check_columns,
+    edit_distances,
+    metric_info,
+)
 
 _DESCRIPTION = """\
 Character-level Levenshtein distance (ED: insertions, deletions and substitutions all cost 1) between each
@@ -74,44 +68,23 @@ def check_inputs(predictions: object, references: object) -> dict[str, list[str]
     ...
     ValueError: predictions[1] must be a string, got NoneType: None
     """
-    columns = {
-        "predictions": check_strings("predictions", predictions),
-        "references": check_strings("references", references),
-    }
-    check_same_length(columns)
-    return columns
+    return check_columns({"predictions": predictions, "references": references})
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class EditDistance(evaluate.Metric):
+class EditDistance(CheckedMetric, evaluate.Metric):
     """Mean, median and normalised character-level Levenshtein distance."""
 
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            homepage="https://github.com/ccqq77/unnatural-error-correction",
-            reference_urls=["https://arxiv.org/abs/2311.18805", "https://github.com/rapidfuzz/RapidFuzz"],
+        return metric_info(
+            _DESCRIPTION,
+            _KWARGS_DESCRIPTION,
+            ["predictions", "references"],
+            codebase_urls=[],
+            reference_urls=[PAPER_URL, "https://github.com/rapidfuzz/RapidFuzz"],
         )
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Check a batch (one-line ``ValueError`` naming the argument and index), then add it as any metric."""
-        check_inputs(predictions, references)
-        return super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
-        if predictions is None and references is None:
-            return super().compute(**kwargs)  # the inputs came through add_batch, which checked them
-        columns = check_inputs(predictions, references)
-        if computes_in_memory(self):
-            return self._compute(**columns, **kwargs)
-        return super().compute(**columns, **kwargs)
 
     def _compute(self, predictions, references):
         distances = np.array(edit_distances(references, predictions), dtype=float)

@@ -1,37 +1,26 @@
 """Recovery rate (RR) of the Scrambled Bench (Cao et al., EMNLP 2023): how much of the scrambling a model undid.
 
 Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
-``scrambled_bench_shared.py`` (edit distances, input checks, bootstrap intervals), so the folder can be pushed
-as a Hub Space as is. The arithmetic lives in plain functions that the ``evaluate`` class only wires up.
+``scrambled_bench_shared.py`` (the citation, edit distances, input checks, bootstrap intervals), so the folder
+can be pushed as a Hub Space as is. The arithmetic lives in plain functions that the ``evaluate`` class only
+wires up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import datasets
 import evaluate
 import numpy as np
 
 from .scrambled_bench_shared import (
-    bootstrap_interval,
-    check_bootstrap_options,
-    check_same_length,
-    check_strings,
-    computes_in_memory,
+    CheckedMetric,
+    bootstrap_intervals,
+    check_columns,
     edit_distances,
+    metric_info,
+    resampled_mean,
 )
-
-_CITATION = """\
-@inproceedings{cao-etal-2023-unnatural,
-    title = "Unnatural Error Correction: {GPT}-4 Can Almost Perfectly Handle Unnatural Scrambled Text",
-    author = "Cao, Qi and Kojima, Takeshi and Matsuo, Yutaka and Iwasawa, Yusuke",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
-    year = "2023",
-    publisher = "Association for Computational Linguistics",
-    url = "https://arxiv.org/abs/2311.18805",
-}
-"""
 
 _DESCRIPTION = """\
 Recovery rate (RR) of the Scrambled Sentence Recovery task (ScrRec): the share of the scrambling, measured
@@ -94,57 +83,24 @@ def check_inputs(predictions: object, references: object, scrambled: object) -> 
     """
     if scrambled is None:
         raise ValueError("scrambled is missing: pass the scrambled sentences the model was given")
-    columns = {
-        "predictions": check_strings("predictions", predictions),
-        "references": check_strings("references", references),
-        "scrambled": check_strings("scrambled", scrambled),
-    }
-    check_same_length(columns)
-    return columns
+    return check_columns({"predictions": predictions, "references": references, "scrambled": scrambled})
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RecoveryRate(evaluate.Metric):
+class RecoveryRate(CheckedMetric, evaluate.Metric):
     """The ScrRec recovery rate, with the mean edit distances it is built from."""
 
+    extra_columns = ("scrambled",)
+    bootstrap = True
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.Value("string"),
-                    "scrambled": datasets.Value("string"),
-                }
-            ),
-            homepage="https://github.com/ccqq77/unnatural-error-correction",
-            codebase_urls=["https://github.com/ccqq77/unnatural-error-correction"],
-            reference_urls=["https://arxiv.org/abs/2311.18805"],
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, ["predictions", "references", "scrambled"])
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Check a batch (one-line ``ValueError`` naming the argument and index), then add it as any metric."""
-        check_inputs(predictions, references, kwargs.get("scrambled"))
-        return super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
-        check_bootstrap_options(kwargs.get("confidence_level"), kwargs.get("n_resamples", 1000))
-        if predictions is None and references is None and kwargs.get("scrambled") is None:
-            # The inputs came through add_batch, which checked them.
-            kwargs.pop("scrambled", None)
-            return super().compute(**kwargs)
-        columns = check_inputs(predictions, references, kwargs.pop("scrambled", None))
-        # Refuse an undefined RR here, before evaluate has written anything: a raise inside _compute
-        # leaves the module's cache lock held and the next compute waits on it.
+    def check_scorable(self, columns: dict[str, list[str]]) -> None:
+        """Refuse an undefined RR (every scrambled sentence equal to its reference)."""
         if all(r.strip() == s.strip() for r, s in zip(columns["references"], columns["scrambled"])):
             recovery_rate([], [0])
-        if computes_in_memory(self):
-            return self._compute(**columns, **kwargs)
-        return super().compute(**columns, **kwargs)
 
     def _compute(self, predictions, references, scrambled, confidence_level=None, n_resamples=1000, seed=0):
         recovered = np.array(edit_distances(references, predictions), dtype=float)
@@ -164,17 +120,9 @@ class RecoveryRate(evaluate.Metric):
                 rates = (scrambled_totals - recovered[indices].sum(axis=1)) / scrambled_totals
             return np.where(scrambled_totals == 0, np.nan, rates)
 
-        result["recovery_rate_ci"], undefined = bootstrap_interval(
-            resampled_rate, len(predictions), confidence_level, n_resamples, seed
-        )
-        result["edit_distance_ci"], _ = bootstrap_interval(
-            lambda indices: recovered[indices].mean(axis=1),
-            len(predictions),
-            confidence_level,
-            n_resamples,
-            seed,
-        )
-        result.update(
-            confidence_level=confidence_level, n_resamples=n_resamples, undefined_resamples=undefined
-        )
+        statistics = {
+            "recovery_rate_ci": resampled_rate,
+            "edit_distance_ci": lambda indices: resampled_mean(recovered, indices),
+        }
+        result.update(bootstrap_intervals(statistics, len(predictions), confidence_level, n_resamples, seed))
         return result

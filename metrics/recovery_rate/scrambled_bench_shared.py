@@ -1,4 +1,5 @@
-"""Helpers the Scrambled Bench metric modules share: input checks, edit distances, bootstrap intervals.
+"""What the Scrambled Bench metric modules share: the paper's citation and links, the module info, input
+checks, the checked ``add_batch``/``compute``, edit distances and bootstrap intervals.
 
 Every metric folder carries an identical copy of this file, the way evaluate's ``bleu`` carries
 ``tokenizer_13a.py``, so each folder stays self-contained and can be pushed as a Hub Space as it is
@@ -10,8 +11,49 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import datasets
+import evaluate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
+
+PAPER_URL = "https://arxiv.org/abs/2311.18805"
+CODE_URL = "https://github.com/ccqq77/unnatural-error-correction"
+
+CITATION = """\
+@inproceedings{cao-etal-2023-unnatural,
+    title = "Unnatural Error Correction: {GPT}-4 Can Almost Perfectly Handle Unnatural Scrambled Text",
+    author = "Cao, Qi and Kojima, Takeshi and Matsuo, Yutaka and Iwasawa, Yusuke",
+    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
+    year = "2023",
+    publisher = "Association for Computational Linguistics",
+    url = "https://arxiv.org/abs/2311.18805",
+}
+"""
+
+
+def metric_info(
+    description: str,
+    inputs_description: str,
+    columns: Sequence[str],
+    *,
+    codebase_urls: Sequence[str] = (CODE_URL,),
+    reference_urls: Sequence[str] = (PAPER_URL,),
+) -> evaluate.MetricInfo:
+    """The ``MetricInfo`` of a Scrambled Bench metric: the paper's citation and links, a string per column.
+
+    >>> metric_info("RR", "Args: ...", ["predictions", "references"]).features["references"]
+    Value('string')
+    """
+    return evaluate.MetricInfo(
+        module_type="metric",
+        description=description,
+        citation=CITATION,
+        inputs_description=inputs_description,
+        features=datasets.Features({name: datasets.Value("string") for name in columns}),
+        homepage=CODE_URL,
+        codebase_urls=list(codebase_urls),
+        reference_urls=list(reference_urls),
+    )
 
 
 def edit_distances(references: Sequence[str], others: Sequence[str]) -> list[int]:
@@ -57,6 +99,18 @@ def check_same_length(columns: dict[str, list]) -> None:
         raise ValueError(f"the inputs must have the same length (the same samples), got {listed}")
     if not any(lengths.values()):
         raise ValueError(f"{', '.join(columns)} are empty: there is nothing to score")
+
+
+def check_columns(columns: dict[str, object]) -> dict[str, list[str]]:
+    """Every column as a list of strings (:func:`check_strings`, in order), all of the same samples
+    (:func:`check_same_length`).
+
+    >>> check_columns({"predictions": ["a"], "references": ("b",)})
+    {'predictions': ['a'], 'references': ['b']}
+    """
+    checked = {name: check_strings(name, values) for name, values in columns.items()}
+    check_same_length(checked)
+    return checked
 
 
 def check_bootstrap_options(confidence_level: object, n_resamples: object) -> None:
@@ -108,6 +162,40 @@ def bootstrap_interval(
     return [float(low), float(high)], int(values.size - defined.size)
 
 
+def resampled_mean(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The mean of ``values`` in each resample of an ``(n_resamples, n_samples)`` index array.
+
+    >>> resampled_mean(np.array([0.0, 1.0]), np.array([[0, 0], [0, 1]])).tolist()
+    [0.0, 0.5]
+    """
+    return values[indices].mean(axis=1)
+
+
+def bootstrap_intervals(
+    statistics: dict[str, Callable[[np.ndarray], np.ndarray]],
+    n_samples: int,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """:func:`bootstrap_interval` of each statistic under its name (all over the same resamples), then the
+    bootstrap's ``confidence_level``, ``n_resamples`` and ``undefined_resamples``: the most resamples that
+    any one statistic left out.
+
+    >>> values = np.array([0.0, 1.0, 1.0, 1.0])
+    >>> result = bootstrap_intervals({"mean_ci": lambda idx: resampled_mean(values, idx)}, 4, 0.9, 200, 0)
+    >>> sorted(result), result["undefined_resamples"]
+    (['confidence_level', 'mean_ci', 'n_resamples', 'undefined_resamples'], 0)
+    """
+    result: dict[str, Any] = {}
+    undefined = 0
+    for name, statistic in statistics.items():
+        result[name], left_out = bootstrap_interval(statistic, n_samples, confidence_level, n_resamples, seed)
+        undefined = max(undefined, left_out)
+    result.update(confidence_level=confidence_level, n_resamples=n_resamples, undefined_resamples=undefined)
+    return result
+
+
 def computes_in_memory(module: Any) -> bool:
     """Whether ``module.compute(**inputs)`` may score ``inputs`` directly.
 
@@ -117,3 +205,56 @@ def computes_in_memory(module: Any) -> bool:
     the same without it.
     """
     return getattr(module, "num_process", 1) == 1 and getattr(module, "writer", None) is None
+
+
+class CheckedMetric:
+    """The ``add_batch`` and ``compute`` of a Scrambled Bench metric: every column is checked first (a
+    one-line ``ValueError`` naming the argument and index), and a ``compute`` given its inputs scores them in
+    memory where that gives the same result (:func:`computes_in_memory`).
+
+    Mix it in before ``evaluate.Metric``: ``class RecoveryRate(CheckedMetric, evaluate.Metric)``. It is no
+    ``evaluate.Metric`` itself, so ``evaluate.load`` still takes the script's own class for the module. A
+    metric names its :attr:`extra_columns` and gives :meth:`check_inputs`.
+    """
+
+    extra_columns: tuple[str, ...] = ()
+    """The input columns besides ``predictions`` and ``references``, in ``check_inputs``' order."""
+    bootstrap: bool = False
+    """Whether ``compute`` takes ``confidence_level`` and ``n_resamples`` (checked before anything else)."""
+
+    @staticmethod
+    def check_inputs(predictions: object, references: object, *extra: object) -> dict[str, list]:
+        """The columns as lists, or a one-line ``ValueError`` naming the argument and index."""
+        raise NotImplementedError
+
+    def check_scorable(self, columns: dict[str, list]) -> None:
+        """Refuse inputs whose score is undefined (none by default). It runs before evaluate has written
+        anything: a raise inside ``_compute`` leaves the module's cache lock held and the next compute waits
+        on it."""
+
+    def _require_every_column(self, columns: dict[str, list], needs: str) -> None:
+        # evaluate's Arrow cache holds every feature of every sample: a column left out cannot be written
+        missing = [name for name in self.features if name not in columns]
+        if missing:
+            raise ValueError(f"{needs} {' and '.join(missing)} too")
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Check a batch (one-line ``ValueError`` naming the argument and index), then add it."""
+        extra = [kwargs.pop(name, None) for name in self.extra_columns]
+        columns = self.check_inputs(predictions, references, *extra)
+        self._require_every_column(columns, "add_batch needs")
+        return super().add_batch(**columns, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
+        if self.bootstrap:
+            check_bootstrap_options(kwargs.get("confidence_level"), kwargs.get("n_resamples", 1000))
+        extra = [kwargs.pop(name, None) for name in self.extra_columns]
+        if predictions is None and references is None and all(values is None for values in extra):
+            return super().compute(**kwargs)  # the inputs came through add_batch, which checked them
+        columns = self.check_inputs(predictions, references, *extra)
+        self.check_scorable(columns)
+        if computes_in_memory(self):
+            return self._compute(**columns, **kwargs)
+        self._require_every_column(columns, "after add_batch, compute needs")
+        return super().compute(**columns, **kwargs)

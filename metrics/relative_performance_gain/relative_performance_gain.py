@@ -1,10 +1,10 @@
 """Relative performance gain (RPG) of the Scrambled Bench (Cao et al., EMNLP 2023).
 
 Self-contained ``evaluate`` module: it imports nothing from scrambled_bench, only its sibling file
-``scrambled_bench_shared.py`` (input checks, bootstrap intervals), so the folder can be pushed as a Hub Space as
-is. The arithmetic lives in plain functions (``is_correct``, ``gain_verdict``) that the ``evaluate`` class
-only wires up. It is also the package's one implementation of accuracy: without the two anchor conditions
-it reports accuracy alone.
+``scrambled_bench_shared.py`` (the citation, input checks, bootstrap intervals), so the folder can be pushed
+as a Hub Space as is. The arithmetic lives in plain functions (``is_correct``, ``gain_verdict``) that the
+``evaluate`` class only wires up. It is also the package's one implementation of accuracy: without the two
+anchor conditions it reports accuracy alone.
 """
 
 from __future__ import annotations
@@ -12,28 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import datasets
 import evaluate
 import numpy as np
 
 from .scrambled_bench_shared import (
-    bootstrap_interval,
-    check_bootstrap_options,
+    CheckedMetric,
+    bootstrap_intervals,
     check_same_length,
     check_strings,
-    computes_in_memory,
+    metric_info,
+    resampled_mean,
 )
-
-_CITATION = """\
-@inproceedings{cao-etal-2023-unnatural,
-    title = "Unnatural Error Correction: {GPT}-4 Can Almost Perfectly Handle Unnatural Scrambled Text",
-    author = "Cao, Qi and Kojima, Takeshi and Matsuo, Yutaka and Iwasawa, Yusuke",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
-    year = "2023",
-    publisher = "Association for Computational Linguistics",
-    url = "https://arxiv.org/abs/2311.18805",
-}
-"""
 
 _DESCRIPTION = """\
 Relative performance gain (RPG) of the Scrambled Question Answering task (ScrQA): where a model's accuracy
@@ -182,54 +171,16 @@ def check_inputs(
     return {name: ["" if value is None else value for value in values] for name, values in columns.items()}
 
 
-def _resampled_accuracy(correct: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    return correct[indices].mean(axis=1)
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RelativePerformanceGain(evaluate.Metric):
+class RelativePerformanceGain(CheckedMetric, evaluate.Metric):
     """The ScrQA relative performance gain, with the accuracies it is built from."""
 
+    extra_columns = ANCHORS
+    bootstrap = True
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.Value("string"),
-                    "original_predictions": datasets.Value("string"),
-                    "substituted_predictions": datasets.Value("string"),
-                }
-            ),
-            homepage="https://github.com/ccqq77/unnatural-error-correction",
-            codebase_urls=["https://github.com/ccqq77/unnatural-error-correction"],
-            reference_urls=["https://arxiv.org/abs/2311.18805"],
-        )
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Check a batch (one-line ``ValueError`` naming the argument and index), then add it as any metric."""
-        columns = check_inputs(predictions, references, *(kwargs.get(name) for name in ANCHORS))
-        if len(columns) != 4:
-            raise ValueError("add_batch needs original_predictions and substituted_predictions too")
-        return super().add_batch(**columns)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the inputs (one-line ``ValueError`` naming the argument), then compute."""
-        check_bootstrap_options(kwargs.get("confidence_level"), kwargs.get("n_resamples", 1000))
-        anchors = [kwargs.pop(name, None) for name in ANCHORS]
-        if predictions is None and references is None and all(anchor is None for anchor in anchors):
-            return super().compute(**kwargs)  # the inputs came through add_batch, which checked them
-        columns = check_inputs(predictions, references, *anchors)
-        if computes_in_memory(self):
-            return self._compute(**columns, **kwargs)
-        if len(columns) != 4:
-            raise ValueError(
-                "after add_batch, compute needs original_predictions and substituted_predictions too"
-            )
-        return super().compute(**columns, **kwargs)
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, ["predictions", "references", *ANCHORS])
 
     def _compute(
         self,
@@ -258,24 +209,16 @@ class RelativePerformanceGain(evaluate.Metric):
             result["substituted_accuracy"] = float(substituted.mean())
         if confidence_level is None:
             return result
-        n = len(predictions)
-        result["accuracy_ci"], _ = bootstrap_interval(
-            lambda indices: _resampled_accuracy(scrambled, indices), n, confidence_level, n_resamples, seed
-        )
-        undefined = 0
+        statistics = {"accuracy_ci": lambda indices: resampled_mean(scrambled, indices)}
         if anchored:
 
             def resampled_gain(indices: np.ndarray) -> np.ndarray:
-                scr, ori, sub = (_resampled_accuracy(c, indices) for c in (scrambled, original, substituted))
+                scr, ori, sub = (resampled_mean(c, indices) for c in (scrambled, original, substituted))
                 with np.errstate(divide="ignore", invalid="ignore"):
                     gains = (scr - sub) / (ori - sub)
                 # the same rule as the point estimate: no gain of the original over the substituted, no RPG
                 return np.where(ori <= sub, np.nan, gains)
 
-            result["relative_performance_gain_ci"], undefined = bootstrap_interval(
-                resampled_gain, n, confidence_level, n_resamples, seed
-            )
-        result.update(
-            confidence_level=confidence_level, n_resamples=n_resamples, undefined_resamples=undefined
-        )
+            statistics["relative_performance_gain_ci"] = resampled_gain
+        result.update(bootstrap_intervals(statistics, len(predictions), confidence_level, n_resamples, seed))
         return result
