@@ -8,6 +8,7 @@ are kept, exactly as in the authors' released prompts.
 from __future__ import annotations
 
 from scrambled_bench.builder.sources.common import (
+    QA_COLUMNS,
     SourceData,
     SourceInfo,
     SourceRecord,
@@ -37,9 +38,7 @@ INFO = SourceInfo(
 }""",
     scrambled_field="the question",
     columns=(
-        ("question", "string"),
-        ("choices", "list<string>"),
-        ("answer", "string"),
+        *QA_COLUMNS,
         ("rationale", "string"),
     ),
 )

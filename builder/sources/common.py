@@ -10,6 +10,9 @@ from scrambled_bench.builder.sources.fetch import Upstream
 COLUMN_TYPES = ("string", "bool", "list<string>")
 """The column types a source may declare (mapped to Arrow types by the build)."""
 
+QA_COLUMNS = (("question", "string"), ("choices", "list<string>"), ("answer", "string"))
+"""The multiple-choice columns every source has, first after ``id``, ``original``, ``scrambled``."""
+
 
 @dataclass(frozen=True)
 class SourceInfo:

@@ -18,7 +18,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from scrambled_bench.builder.sources.common import SourceData, SourceInfo, SourceRecord, line_error
+from scrambled_bench.builder.sources.common import (
+    QA_COLUMNS,
+    SourceData,
+    SourceInfo,
+    SourceRecord,
+    line_error,
+)
 from scrambled_bench.builder.sources.fetch import SourceReader, Upstream
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.errors import ScrambledBenchError
@@ -45,9 +51,7 @@ INFO = SourceInfo(
 }""",
     scrambled_field="the dialogue (turns joined by newlines)",
     columns=(
-        ("question", "string"),
-        ("choices", "list<string>"),
-        ("answer", "string"),
+        *QA_COLUMNS,
         ("categories", "list<string>"),
         ("categories_annotator1", "list<string>"),
         ("dream_split", "string"),

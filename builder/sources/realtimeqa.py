@@ -19,6 +19,7 @@ from typing import Any
 
 from scrambled_bench.builder.sources import realtimeqa_paper
 from scrambled_bench.builder.sources.common import (
+    QA_COLUMNS,
     SourceData,
     SourceInfo,
     SourceRecord,
@@ -56,9 +57,7 @@ INFO = SourceInfo(
 }""",
     scrambled_field="the evidence text",
     columns=(
-        ("question", "string"),
-        ("choices", "list<string>"),
-        ("answer", "string"),
+        *QA_COLUMNS,
         ("used_for_qa", "bool"),
         ("date", "string"),
     ),
