@@ -14,6 +14,7 @@ from scrambled_bench.evaluate_cli.options import (
     PrivateOption,
     SeedOption,
     TypesOption,
+    option,
 )
 from scrambled_bench.names import split_names
 
@@ -22,32 +23,30 @@ def build(
     out: BuildDirOption = DEFAULT_BUILD,
     sources: Annotated[
         list[str] | None,
-        typer.Option(
+        option(
             "--sources",
-            "-s",
-            help="Sources: realtimeqa, dream, aqua (repeat or comma-separate; default: all).",
+            "Sources: realtimeqa, dream, aqua (repeat or comma-separate; default: all).",
+            short="-s",
         ),
     ] = None,
     types: TypesOption = None,
     seed: SeedOption = 0,
     source_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--source-dir",
-            help="Upstream mirror laid out <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR, else GitHub).",
+            "Upstream mirror laid out <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR, else GitHub).",
         ),
     ] = None,
     window: Annotated[
         str | None,
-        typer.Option(
-            "--window", help="RealtimeQA weeks START:END (YYYY-MM-DD:YYYY-MM-DD; default: the paper's)."
-        ),
+        option("--window", "RealtimeQA weeks START:END (YYYY-MM-DD:YYYY-MM-DD; default: the paper's)."),
     ] = None,
     replace: Annotated[
         bool,
-        typer.Option(
+        option(
             "--replace",
-            help="Build exactly these sources and types, replacing the build in --out (default: add to it).",
+            "Build exactly these sources and types, replacing the build in --out (default: add to it).",
         ),
     ] = False,
 ) -> None:
@@ -110,11 +109,9 @@ def build(
 
 
 def push(
-    repo: Annotated[
-        str, typer.Option("--repo", help="Hub dataset repository ORG/NAME, e.g. my-org/scrambled_bench.")
-    ],
+    repo: Annotated[str, option("--repo", "Hub dataset repository ORG/NAME, e.g. my-org/scrambled_bench.")],
     build: Annotated[
-        Path, typer.Option("--build", help="Build folder made by `scrambled-bench build`.")
+        Path, option("--build", "Build folder made by `scrambled-bench build`.")
     ] = DEFAULT_BUILD,
     private: PrivateOption = False,
 ) -> None:

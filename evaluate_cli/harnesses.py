@@ -8,25 +8,23 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.options import option
 
 
 def lm_eval_path(
     data: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--data",
-            help="The tasks read this build folder or Hub dataset id (default: ./scrambled_bench where lm_eval runs).",
+            "The tasks read this build folder or Hub dataset id (default: ./scrambled_bench where lm_eval runs).",
         ),
     ] = None,
     revision: Annotated[
-        str | None,
-        typer.Option("--revision", help="Hub dataset revision (tag, branch or commit), with a Hub --data."),
+        str | None, option("--revision", "Hub dataset revision (tag, branch or commit), with a Hub --data.")
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out", help="Write the tasks for --data here (default: a folder in ~/.cache/scrambled_bench)."
-        ),
+        option("--out", "Write the tasks for --data here (default: a folder in ~/.cache/scrambled_bench)."),
     ] = None,
 ) -> None:
     """Print the folder of the Scrambled Bench tasks for lm_eval's --include_path.

@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from scrambled_bench.evaluate_cli.options import PrivateOption
+from scrambled_bench.evaluate_cli.options import PrivateOption, option
 
 
 def push_metrics(
-    org: Annotated[str, typer.Option("--org", help="Hub user or organisation that owns the Spaces.")],
+    org: Annotated[str, option("--org", "Hub user or organisation that owns the Spaces.")],
     private: PrivateOption = False,
 ) -> None:
     """Create or update one Space per metric module and tag it with the package version.

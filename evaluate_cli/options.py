@@ -1,11 +1,12 @@
-"""Options shared by several commands, declared once (as the ``hf`` CLI of huggingface_hub does), and the
-choices they take, built from the registries they name (backends, suites, tasks), never restated."""
+"""Options shared by several commands, declared once (as the ``hf`` CLI of huggingface_hub does); the choices
+they take, built from the registries they name (backends, suites, tasks), never restated; and :func:`option`,
+with which every command declares its own options."""
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,6 +16,12 @@ from scrambled_bench.harness.backends import BACKENDS
 from scrambled_bench.harness.settings import PROMPT_MODES
 from scrambled_bench.harness.suites import SUITES
 from scrambled_bench.metrics.readers import READERS
+
+
+def option(flag: str, help: str, *, short: str | None = None, **settings: Any) -> Any:
+    """``typer.Option(flag[, short], help=help, **settings)``: the flag and what it does first, then its short
+    form and settings (``min``, ``max``, ``show_default``), so that one declaration reads as one short call."""
+    return typer.Option(flag, *([short] if short else []), help=help, **settings)
 
 
 def choices_enum(name: str, values: list[str]) -> type[Enum]:
@@ -30,23 +37,23 @@ ParserChoice = choices_enum("ParserChoice", list(READERS))
 
 TYPES_HELP = f"Scramble types, repeated or comma-separated: {known_type_names()}."
 
-TypesOption = Annotated[list[str] | None, typer.Option("--types", "-t", help=TYPES_HELP, show_default=False)]
-SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed (same seed, same output).")]
+TypesOption = Annotated[list[str] | None, option("--types", TYPES_HELP, short="-t", show_default=False)]
+SeedOption = Annotated[int, option("--seed", "Seed (same seed, same output).", min=0)]
 BuildDirOption = Annotated[
-    Path, typer.Option("--out", "-o", help="Build folder (named like the dataset, for load_dataset).")
+    Path, option("--out", "Build folder (named like the dataset, for load_dataset).", short="-o")
 ]
 DEFAULT_BUILD = DEFAULT_BUILD_DIR
 ConfidenceLevelOption = Annotated[
-    float, typer.Option("--confidence-level", min=0.0, max=1.0, help="Bootstrap interval level, in (0, 1).")
+    float, option("--confidence-level", "Bootstrap interval level, in (0, 1).", min=0.0, max=1.0)
 ]
-NResamplesOption = Annotated[int, typer.Option("--n-resamples", min=1, help="Bootstrap resamples.")]
-PrivateOption = Annotated[bool, typer.Option("--private", help="Create the Hub repository as private.")]
-ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+NResamplesOption = Annotated[int, option("--n-resamples", "Bootstrap resamples.", min=1)]
+PrivateOption = Annotated[bool, option("--private", "Create the Hub repository as private.")]
+ProgressOption = Annotated[bool, option("--progress/--no-progress", "Show progress bars.")]
 ParserOption = Annotated[
     ParserChoice,
-    typer.Option(
+    option(
         "--parser",
-        help="How answers are read: careful (the default; for your own models) or paper (the authors' exact "
+        "How answers are read: careful (the default; for your own models) or paper (the authors' exact "
         "rules, for numbers comparable with the paper's tables).",
     ),
 ]

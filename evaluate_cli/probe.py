@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.options import NResamplesOption, option
 
 # kept in step with scrambled_bench.probing (data.DEFAULT_TYPES, run.DEFAULT_LIMIT_*); a test checks it, and
 # the CLI need not import the probing package (numpy, torch) to print its help
@@ -33,81 +34,68 @@ class ProbeBackend(str, Enum):
 def probe(
     model: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--model",
-            "-m",
-            help="Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).",
+            "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).",
+            short="-m",
         ),
     ] = None,
     backend: Annotated[
-        ProbeBackend,
-        typer.Option("--backend", "-b", help="Where the model runs (in-process transformers)."),
+        ProbeBackend, option("--backend", "Where the model runs (in-process transformers).", short="-b")
     ] = ProbeBackend.transformers,
     types: Annotated[
         list[str] | None,
-        typer.Option(
+        option(
             "--types",
-            "-t",
-            help=f"Scramble settings, repeat or comma-separate (default: {DEFAULT_TYPES_TEXT}).",
+            f"Scramble settings, repeat or comma-separate (default: {DEFAULT_TYPES_TEXT}).",
+            short="-t",
         ),
     ] = None,
     limit_train: Annotated[
         int | None,
-        typer.Option(
+        option(
             "--limit-train",
+            f"DREAM train questions per setting for the probes (default: {DEFAULT_LIMIT_TRAIN}).",
             min=1,
-            help=f"DREAM train questions per setting for the probes (default: {DEFAULT_LIMIT_TRAIN}).",
         ),
     ] = None,
     limit_eval: Annotated[
         int | None,
-        typer.Option(
+        option(
             "--limit-eval",
+            f"DREAM dev + test questions per setting for scoring (default: {DEFAULT_LIMIT_EVAL}).",
             min=1,
-            help=f"DREAM dev + test questions per setting for scoring (default: {DEFAULT_LIMIT_EVAL}).",
         ),
     ] = None,
     full: Annotated[
-        bool,
-        typer.Option(
-            "--full", help="Every question: 6,116 train, 4,081 dev + test (hours on a CPU; for a GPU)."
-        ),
+        bool, option("--full", "Every question: 6,116 train, 4,081 dev + test (hours on a CPU; for a GPU).")
     ] = False,
     layers: Annotated[
-        str, typer.Option("--layers", help="'all' or layer numbers such as 0,4,8 (0 = the embeddings).")
+        str, option("--layers", "'all' or layer numbers such as 0,4,8 (0 = the embeddings).")
     ] = "all",
-    batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Prompts per forward pass (left-padded).")
-    ] = 8,
+    batch_size: Annotated[int, option("--batch-size", "Prompts per forward pass (left-padded).", min=1)] = 8,
     device: Annotated[
-        Device, typer.Option("--device", help="auto (CUDA when there is one), cpu or cuda.")
+        Device, option("--device", "auto (CUDA when there is one), cpu or cuda.")
     ] = Device.auto,
     run_dir: Annotated[
         Path | None,
-        typer.Option(
-            "--run-dir", help="Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there)."
-        ),
+        option("--run-dir", "Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there)."),
     ] = None,
     source_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--source-dir",
-            help="DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).",
+            "DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).",
         ),
     ] = None,
     seed: Annotated[
-        int,
-        typer.Option(
-            "--seed", help="Seed of the scrambling, the question choice, the probes, the bootstrap."
-        ),
+        int, option("--seed", "Seed of the scrambling, the question choice, the probes, the bootstrap.")
     ] = 0,
     confidence_level: Annotated[
-        float, typer.Option("--confidence-level", min=0.5, max=0.999, help="Bootstrap interval level.")
+        float, option("--confidence-level", "Bootstrap interval level.", min=0.5, max=0.999)
     ] = 0.95,
-    n_resamples: Annotated[int, typer.Option("--n-resamples", min=1, help="Bootstrap resamples.")] = 1000,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Show a progress bar with ETA.")
-    ] = True,
+    n_resamples: NResamplesOption = 1000,
+    progress: Annotated[bool, option("--progress/--no-progress", "Show a progress bar with ETA.")] = True,
 ) -> None:
     """Probe every layer for the DREAM answer under each scramble setting (Appendix A.3, Figures 7-8).
 
@@ -132,19 +120,11 @@ def probe(
     if full and (limit_train is not None or limit_eval is not None):
         raise ScrambledBenchError("--full uses every question; leave out --limit-train and --limit-eval")
     result = run_probe(
-        model,
-        types=split_names(types) or None,
+        model, types=split_names(types) or None,
         limit_train=None if full else (limit_train or DEFAULT_LIMIT_TRAIN),
         limit_eval=None if full else (limit_eval or DEFAULT_LIMIT_EVAL),
-        layers=layers,
-        batch_size=batch_size,
-        device=device.value,
-        run_dir=run_dir,
-        source_dir=source_dir,
-        seed=seed,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        progress=progress,
-    )
+        layers=layers, batch_size=batch_size, device=device.value, run_dir=run_dir, source_dir=source_dir,
+        seed=seed, confidence_level=confidence_level, n_resamples=n_resamples, progress=progress,
+    )  # fmt: skip
     typer.echo(summarise(result.layers, result.types))
     typer.echo(str(Path(result.info["run_dir"]) / RESULT_FILE))

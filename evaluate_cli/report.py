@@ -20,6 +20,7 @@ from scrambled_bench.evaluate_cli.options import (
     ParserChoice,
     PrivateOption,
     SeedOption,
+    option,
 )
 
 PAPER_OPTION = "--paper"
@@ -60,74 +61,68 @@ def report(
     ],
     fmt: Annotated[
         FormatChoice,
-        typer.Option(
-            "--format", "-f", help="Table format; html is one self-contained page with figures and settings."
+        option(
+            "--format", "Table format; html is one self-contained page with figures and settings.", short="-f"
         ),
     ] = FormatChoice.markdown,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")
+        Path | None, option("--output", "Write the report to this file instead of stdout.", short="-o")
     ] = None,
-    ci: Annotated[bool, typer.Option("--ci", help="Show bootstrap intervals beside each score.")] = False,
+    ci: Annotated[bool, option("--ci", "Show bootstrap intervals beside each score.")] = False,
     plot: Annotated[
-        Path | None,
-        typer.Option("--plot", help="Also draw the paper's figures (PNG and SVG) into this folder."),
+        Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")
     ] = None,
     paper: Annotated[
         str | None,
-        typer.Option(
+        option(
             PAPER_OPTION,
-            help="Add the paper's models as reference rows and series: alone, all nineteen; or a "
+            "Add the paper's models as reference rows and series: alone, all nineteen; or a "
             "comma-separated selection, any case (gpt-4,llama-2-70b).",
             show_default=False,
         ),
     ] = None,
     params: Annotated[
         list[str] | None,
-        typer.Option(
+        option(
             "--params",
-            help="A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for "
+            "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for "
             "several (repeatable); else read from the model's files where the run recorded them.",
             show_default=False,
         ),
     ] = None,
     compare: Annotated[
         bool,
-        typer.Option(
-            "--compare",
-            help="Paired significance of every run against the first, on the samples they share.",
-        ),
+        option("--compare", "Paired significance of every run against the first, on the samples they share."),
     ] = False,
     n_resamples: NResamplesOption = 1000,
     confidence_level: ConfidenceLevelOption = 0.95,
     seed: SeedOption = 0,
     push: Annotated[
         str | None,
-        typer.Option(
-            "--push", help="Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False
-        ),
+        option("--push", "Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False),
     ] = None,
     private: PrivateOption = False,
     parser: Annotated[
         ParserChoice | None,
-        typer.Option(
+        option(
             "--parser",
-            help="Re-read every run's stored outputs with this answer reader (default: as each run was scored); "
+            "Re-read every run's stored outputs with this answer reader (default: as each run was scored); "
             "paper for numbers comparable with the paper's tables.",
         ),
     ] = None,
     model_card_results: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--model-card-results",
-            help="Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.",
+            "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.",
             show_default=False,
         ),
     ] = None,
     benchmark: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--benchmark",
-            help="The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).",
+            "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).",
             show_default=False,
         ),
     ] = None,
@@ -160,13 +155,13 @@ def report(
     from scrambled_bench.hub import check_repo_id
     from scrambled_bench.probing.report import plot_probe, probe_svgs, probe_table, split_probe_runs
 
-    for value, option in (
+    for value, flag in (
         (push, "--push"),
         (model_card_results, "--model-card-results"),
         (benchmark, "--benchmark"),
     ):
         if value is not None:
-            check_repo_id(value, option)
+            check_repo_id(value, flag)
     references = select_paper_models(paper)
     probes, runs = split_probe_runs(runs)
     loaded = [load_run(path) for path in runs]

@@ -24,6 +24,7 @@ from scrambled_bench.evaluate_cli.options import (
     PromptModeChoice,
     SuiteChoice,
     TypesOption,
+    option,
 )
 from scrambled_bench.harness.backends import backends_help
 from scrambled_bench.harness.settings import DEFAULT_DATA
@@ -33,139 +34,113 @@ from scrambled_bench.metrics.readers import DEFAULT_READER
 
 #: the backends and suites, listed from their registries under the options of ``run --help``
 EPILOG = "\b\nBackends:\n" + backends_help() + "\n\n\b\nSuites:\n" + suites_help()
+#: the datasets and tasks that --datasets and --tasks select from, listed from their registries
+DATASETS_HELP = f"Only these datasets: {', '.join(DATASETS)} (repeat or comma-separate)."
+TASKS_HELP = f"Only these tasks: {', '.join(TASKS)}."
 
 
 def run(
     ctx: typer.Context,
     backend: Annotated[
-        BackendChoice, typer.Option("--backend", "-b", help="Where the model runs (backends below).")
+        BackendChoice, option("--backend", "Where the model runs (backends below).", short="-b")
     ] = BackendChoice.llama_cpp,
     model: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--model",
-            "-m",
-            help="Model id, or a .gguf path for llama-cpp (default: the embedded SmolLM2-135M-Instruct).",
+            "Model id, or a .gguf path for llama-cpp (default: the embedded SmolLM2-135M-Instruct).",
+            short="-m",
         ),
     ] = None,
     base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="Server URL for openai / tgi, e.g. http://127.0.0.1:8080/v1."),
+        str | None, option("--base-url", "Server URL for openai / tgi, e.g. http://127.0.0.1:8080/v1.")
     ] = None,
     api_key: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--api-key",
-            help="API key (else OPENAI_API_KEY or HF_TOKEN); never written anywhere.",
+            "API key (else OPENAI_API_KEY or HF_TOKEN); never written anywhere.",
             show_default=False,
         ),
     ] = None,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Inference Provider for --backend hf (e.g. together).")
+        str | None, option("--provider", "Inference Provider for --backend hf (e.g. together).")
     ] = None,
     suite: Annotated[
-        SuiteChoice, typer.Option("--suite", "-s", help="A named grid of configs (suites below).")
+        SuiteChoice, option("--suite", "A named grid of configs (suites below).", short="-s")
     ] = SuiteChoice.quick,
-    datasets: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--datasets", "-d", help=f"Only these datasets: {', '.join(DATASETS)} (repeat or comma-separate)."
-        ),
-    ] = None,
+    datasets: Annotated[list[str] | None, option("--datasets", DATASETS_HELP, short="-d")] = None,
     types: TypesOption = None,
-    tasks: Annotated[
-        list[str] | None, typer.Option("--tasks", help=f"Only these tasks: {', '.join(TASKS)}.")
-    ] = None,
+    tasks: Annotated[list[str] | None, option("--tasks", TASKS_HELP)] = None,
     limit: Annotated[
         int | None,
-        typer.Option(
-            "--limit", "-n", min=1, help="At most N samples per config (the quick suite defaults to 8)."
-        ),
+        option("--limit", "At most N samples per config (the quick suite defaults to 8).", short="-n", min=1),
     ] = None,
     seed: Annotated[
-        int,
-        typer.Option(
-            "--seed", min=0, help="Seed of the exemplar scrambling, the decoding and the bootstrap."
-        ),
+        int, option("--seed", "Seed of the exemplar scrambling, the decoding and the bootstrap.", min=0)
     ] = 0,
     data: Annotated[
-        str, typer.Option("--data", help="Local build folder (built first when missing) or a Hub dataset id.")
+        str, option("--data", "Local build folder (built first when missing) or a Hub dataset id.")
     ] = DEFAULT_DATA,
     revision: Annotated[
-        str | None,
-        typer.Option("--revision", help="Hub dataset revision (branch, tag or commit) with a Hub --data."),
+        str | None, option("--revision", "Hub dataset revision (branch, tag or commit) with a Hub --data.")
     ] = None,
     build_missing: Annotated[
         bool,
-        typer.Option(
+        option(
             "--build-missing",
-            help="Build the datasets into --data when that folder does not exist (the default folder always is).",
+            "Build the datasets into --data when that folder does not exist (the default folder always is).",
         ),
     ] = False,
     run_dir: Annotated[
         Path | None,
-        typer.Option(
-            "--run-dir", help="Run folder (default: runs/<model>-<hash of the settings>, so reruns resume)."
-        ),
+        option("--run-dir", "Run folder (default: runs/<model>-<hash of the settings>, so reruns resume)."),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight at once.")
+        int, option("--concurrency", "Requests in flight at once.", short="-c", min=1)
     ] = 8,
     max_rps: Annotated[
-        float | None, typer.Option("--max-rps", min=0.001, help="At most this many requests per second.")
+        float | None, option("--max-rps", "At most this many requests per second.", min=0.001)
     ] = None,
-    max_new_tokens: Annotated[
-        int, typer.Option("--max-new-tokens", min=1, help="Generation length cap.")
-    ] = 256,
+    max_new_tokens: Annotated[int, option("--max-new-tokens", "Generation length cap.", min=1)] = 256,
     request_timeout: Annotated[
-        float,
-        typer.Option(
-            "--request-timeout", min=0.001, help="Seconds before one attempt is abandoned and retried."
-        ),
+        float, option("--request-timeout", "Seconds before one attempt is abandoned and retried.", min=0.001)
     ] = 120.0,
     max_retry_after: Annotated[
         float,
-        typer.Option(
+        option(
             "--max-retry-after",
+            "Longest Retry-After (s) to wait for; a longer one records the request as failed, for the next resume.",
             min=0.0,
-            help="Longest Retry-After (s) to wait for; a longer one records the request as failed, for the next resume.",
         ),
     ] = 300.0,
     retries: Annotated[
-        int,
-        typer.Option(
-            "--retries", min=0, help="Retries per request (429, 5xx, timeouts, dropped connections)."
-        ),
+        int, option("--retries", "Retries per request (429, 5xx, timeouts, dropped connections).", min=0)
     ] = 5,
     n_ctx: Annotated[
         int | None,
-        typer.Option(
+        option(
             "--n-ctx",
+            "Context window of the llama-cpp model (default: the model's own); longer prompts are counted skips.",
             min=16,
-            help="Context window of the llama-cpp model (default: the model's own); longer prompts are counted skips.",
         ),
     ] = None,
     exemplar_rate: Annotated[
         list[int] | None,
-        typer.Option(
+        option(
             "--exemplar-rate",
-            help="AQuA: percent of exemplar-question words scrambled: 0, 20, 50, 100 (repeatable).",
+            "AQuA: percent of exemplar-question words scrambled: 0, 20, 50, 100 (repeatable).",
         ),
     ] = None,
     prompt_mode: Annotated[
         PromptModeChoice,
-        typer.Option(
-            "--prompt-mode", help="chat: the prompt as one user message; completion: the raw prompt."
-        ),
+        option("--prompt-mode", "chat: the prompt as one user message; completion: the raw prompt."),
     ] = PromptModeChoice.chat,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     confidence_level: ConfidenceLevelOption = 0.95,
     n_resamples: NResamplesOption = 1000,
     dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run", help="Print the requests and prompt tokens the run would send, send nothing."
-        ),
+        bool, option("--dry-run", "Print the requests and prompt tokens the run would send, send nothing.")
     ] = False,
     progress: ProgressOption = True,
 ) -> None:

@@ -9,7 +9,13 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli.options import NResamplesOption, ParserChoice, ParserOption, choices_enum
+from scrambled_bench.evaluate_cli.options import (
+    NResamplesOption,
+    ParserChoice,
+    ParserOption,
+    choices_enum,
+    option,
+)
 from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER
 
 ScoreTaskChoice = choices_enum("ScoreTaskChoice", ["recovery", "qa"])
@@ -23,58 +29,49 @@ def score(
     ] = None,
     task: Annotated[
         ScoreTaskChoice | None,
-        typer.Option(
+        option(
             "--task",
-            help="recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, "
+            "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, "
             "dataset[, condition, id]); needed with FILES.",
         ),
     ] = None,
     from_lm_eval: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--from-lm-eval",
-            help="Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): "
+            "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): "
             "ED, RR, Acc and RPG per config, as `run` scores them.",
         ),
     ] = None,
     from_lighteval: Annotated[
         Path | None,
-        typer.Option(
-            "--from-lighteval",
-            help="The same for a lighteval --output-dir folder (run with --save-details).",
-        ),
+        option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details)."),
     ] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[
         DatasetChoice | None,
-        typer.Option(
-            "--dataset", help="qa: the dataset of rows without a 'dataset' field (aqua: chain of thought)."
-        ),
+        option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought)."),
     ] = None,
     details: Annotated[
         Path | None,
-        typer.Option(
-            "--details", help="Write one JSONL row per input row: what was read, by which reader and rule."
-        ),
+        option("--details", "Write one JSONL row per input row: what was read, by which reader and rule."),
     ] = None,
     confidence_level: Annotated[
         float | None,
-        typer.Option(
+        option(
             "--confidence-level",
+            "Add percentile-bootstrap intervals at this level, e.g. 0.95.",
             min=0.0,
             max=1.0,
-            help="Add percentile-bootstrap intervals at this level, e.g. 0.95.",
         ),
     ] = None,
     n_resamples: NResamplesOption = 1000,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Bootstrap seed (same seed, same interval).")
-    ] = 0,
+    seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[
         bool,
-        typer.Option(
+        option(
             "--first-line",
-            help="recovery: keep only the first line of each prediction (for models not stopped at a newline).",
+            "recovery: keep only the first line of each prediction (for models not stopped at a newline).",
         ),
     ] = False,
 ) -> None:
@@ -176,29 +173,25 @@ def _score_harness_output(
 def reproduce(
     outputs: Annotated[
         Path,
-        typer.Option(
+        option(
             "--outputs",
-            help="A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).",
+            "A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).",
         ),
     ],
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     tables: Annotated[
         Path | None,
-        typer.Option(
-            "--tables", help="The paper's tables as JSON (default: the copy shipped in the package)."
-        ),
+        option("--tables", "The paper's tables as JSON (default: the copy shipped in the package)."),
     ] = None,
     as_json: Annotated[
         Path | None,
-        typer.Option(
-            "--json", help="Also write every cell (reproduced, paper, difference) to this JSON file."
-        ),
+        option("--json", "Also write every cell (reproduced, paper, difference) to this JSON file."),
     ] = None,
     dream_annotations: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--dream-annotations",
-            help="DREAM's annotation/ folder (github.com/nlpdata/dream): adds Tables 7 and 8, by question category.",
+            "DREAM's annotation/ folder (github.com/nlpdata/dream): adds Tables 7 and 8, by question category.",
         ),
     ] = None,
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.builder.recipes import RECIPES
-from scrambled_bench.evaluate_cli.options import PrivateOption, SeedOption, TypesOption, choices_enum
+from scrambled_bench.evaluate_cli.options import PrivateOption, SeedOption, TypesOption, choices_enum, option
 from scrambled_bench.names import split_names
 
 RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
@@ -27,67 +27,56 @@ def scramble(
         ),
     ],
     columns: Annotated[
-        list[str],
-        typer.Option("--columns", "-c", help="Text columns to scramble (repeat or comma-separate)."),
+        list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).", short="-c")
     ],
     types: TypesOption = None,
     recipe: Annotated[
         RecipeChoice | None,
-        typer.Option(
-            "--recipe",
-            help="A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.",
+        option(
+            "--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type."
         ),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Output folder (replaced atomically if it holds a previous scramble output).",
+        option(
+            "--out", "Output folder (replaced atomically if it holds a previous scramble output).", short="-o"
         ),
     ] = None,
     push: Annotated[
-        str | None, typer.Option("--push", help="Also (or only) upload to this Hub dataset ORG/NAME.")
+        str | None, option("--push", "Also (or only) upload to this Hub dataset ORG/NAME.")
     ] = None,
     private: PrivateOption = False,
     split: Annotated[
-        list[str] | None,
-        typer.Option("--split", help="Splits to scramble (repeat or comma-separate; default: all)."),
+        list[str] | None, option("--split", "Splits to scramble (repeat or comma-separate; default: all).")
     ] = None,
     config: Annotated[
-        str | None, typer.Option("--config", help="The source's config (subset), where it has several.")
+        str | None, option("--config", "The source's config (subset), where it has several.")
     ] = None,
-    revision: Annotated[
-        str | None, typer.Option("--revision", help="Hub revision (branch, tag or commit).")
-    ] = None,
+    revision: Annotated[str | None, option("--revision", "Hub revision (branch, tag or commit).")] = None,
     seed: SeedOption = 0,
     num_proc: Annotated[
-        int,
-        typer.Option(
-            "--num-proc", min=1, help="Worker processes (datasets.map; a process pool when streaming)."
-        ),
+        int, option("--num-proc", "Worker processes (datasets.map; a process pool when streaming).", min=1)
     ] = 1,
     streaming: Annotated[
         bool,
-        typer.Option(
-            "--streaming",
-            help="Stream the source (larger than memory); parquet shards are written as it goes.",
+        option(
+            "--streaming", "Stream the source (larger than memory); parquet shards are written as it goes."
         ),
     ] = False,
     id_column: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--id-column",
-            help="Column whose value keys each row's scramble (default: the row's index in its split).",
+            "Column whose value keys each row's scramble (default: the row's index in its split).",
         ),
     ] = None,
     sample_rate: Annotated[
         float | None,
-        typer.Option(
+        option(
             "--sample-rate",
+            "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).",
             min=0,
             max=100,
-            help="Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).",
         ),
     ] = None,
 ) -> None:
@@ -107,22 +96,11 @@ def scramble(
     from scrambled_bench.builder.scramble_dataset import scramble_dataset
 
     result = scramble_dataset(
-        source,
-        columns=split_names(columns) or [],
-        types=split_names(types),
-        recipe=recipe.value if recipe is not None else None,
-        out=out,
-        push=push,
-        private=private,
-        splits=split_names(split),
-        config=config,
-        revision=revision,
-        seed=seed,
-        num_proc=num_proc,
-        streaming=streaming,
-        id_column=id_column,
-        sample_rate=sample_rate,
-    )
+        source, columns=split_names(columns) or [], types=split_names(types),
+        recipe=recipe.value if recipe is not None else None, out=out, push=push, private=private,
+        splits=split_names(split), config=config, revision=revision, seed=seed, num_proc=num_proc,
+        streaming=streaming, id_column=id_column, sample_rate=sample_rate,
+    )  # fmt: skip
     counts = "; ".join(
         f"{config_name}: " + ", ".join(f"{name} {rows}" for name, rows in per_split.items())
         for config_name, per_split in result.rows.items()
