@@ -22,7 +22,7 @@ from scrambled_bench.harness.backends.base import Backend, GenerationRequest
 from scrambled_bench.harness.data import BuildProgress, DataSource, resolve_data
 from scrambled_bench.harness.engine import EngineSettings
 from scrambled_bench.harness.settings import DEFAULT_RUNS, RunSettings, identity_hash, run_dir_for
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.harness.tasks import TaskConfig, build_requests
 
 #: the estimate --dry-run states when the backend cannot count tokens itself
 CHARS_PER_TOKEN_ESTIMATE = 4.0
@@ -64,7 +64,7 @@ def plan_requests(
 ) -> dict[TaskConfig, list[GenerationRequest]]:
     """Each config's requests, built by its task from its dataset config's rows."""
     return {
-        config: config.definition.requests(
+        config: build_requests(
             config,
             data.rows(config.data_config),
             seed=seed,

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from scrambled_bench.builder.scrambler import parse_type, scramble
 from scrambled_bench.builder.sources.fetch import SourceReader
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.prompts import dream_prompt
 
 #: the paper's settings in Figures 7 and 8: Ori, RS-20%, RS-50%, RS-100%, KF, KFL, Sub
 DEFAULT_TYPES: tuple[str, ...] = ("original", "rs20", "rs50", "rs100", "kf", "kfl", "sub")
 
-#: the paper's DREAM ScrQA prompt (Appendix C.4); ``{choices}`` is ``(A)text (B)text (C)text``
+#: the paper's DREAM ScrQA prompt (Appendix C.4), as :func:`~scrambled_bench.harness.prompts.dream_prompt`
+#: writes it; ``{choices}`` is ``(A)text (B)text (C)text``. Part of the features' identity.
 PROMPT_TEMPLATE = (
     "Dialogue:\n{dialogue}\nQuestion: {question}\nChoices: {choices}\n"
     "Answer: Based on the dialogue, among A through {last_letter}, the answer is"
@@ -115,34 +117,21 @@ def select_questions(questions: Sequence[ProbeQuestion], limit: int | None, seed
     return interleaved if limit is None else interleaved[:limit]
 
 
-def format_choices(choices: Sequence[str]) -> str:
-    """``(A)text (B)text (C)text``, the paper's choices line (no space after the letter).
-
-    >>> format_choices(["Salad dressing", "Baby formula", "Milk"])
-    '(A)Salad dressing (B)Baby formula (C)Milk'
-    """
-    return " ".join(f"({LETTERS[index]}){choice}" for index, choice in enumerate(choices))
-
-
 def probe_prompt(question: ProbeQuestion, scramble_type: str, *, seed: int) -> str:
-    """The probe's input for one question in one setting: :data:`PROMPT_TEMPLATE` with the dialogue scrambled.
+    """The probe's input for one question in one setting: :data:`PROMPT_TEMPLATE` with the dialogue scrambled,
+    written by ScrQA's own :func:`~scrambled_bench.harness.prompts.dream_prompt`.
 
-    >>> q = ProbeQuestion("dev/1-1/1", "dev", "W: Hi.\\nM: Hello.", "Who speaks first?",
+    >>> q = ProbeQuestion("dev/1-1/1", "dev", "W: Hi there.\\nM: Hello, how are you?", "Who speaks first?",
     ...                   ("The woman.", "The man.", "Nobody."), 0, "dream/dev/1-1/1")
-    >>> print(probe_prompt(q, "original", seed=0))
-    Dialogue:
-    W: Hi.
-    M: Hello.
-    Question: Who speaks first?
-    Choices: (A)The woman. (B)The man. (C)Nobody.
-    Answer: Based on the dialogue, among A through C, the answer is
+    >>> probe_prompt(q, "rs100", seed=0).splitlines()[:3]
+    ['Dialogue:', 'W: iH rethe.', 'M: oHlel, hwo era uyo?']
+    >>> choices = "(A)The woman. (B)The man. (C)Nobody."
+    >>> probe_prompt(q, "original", seed=0) == PROMPT_TEMPLATE.format(
+    ...     dialogue=q.dialogue, question=q.question, choices=choices, last_letter="C")
+    True
     """
-    return PROMPT_TEMPLATE.format(
-        dialogue=scramble(question.dialogue, scramble_type, seed=seed, sample_id=question.scramble_key),
-        question=question.question,
-        choices=format_choices(question.choices),
-        last_letter=LETTERS[len(question.choices) - 1],
-    )
+    dialogue = scramble(question.dialogue, scramble_type, seed=seed, sample_id=question.scramble_key)
+    return dream_prompt(dialogue, question.question, question.choices)
 
 
 def split_names(values: Iterable[str] | None) -> list[str]:

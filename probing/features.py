@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.io import atomic_write_bytes, file_sha256
 
 #: bump when the shard layout changes: older caches are then refused instead of misread
 CACHE_FORMAT = "1"
@@ -92,15 +91,6 @@ def model_display_name(source: str) -> str:
     """
     path = Path(source)
     return path.name if path.suffix == ".gguf" else source
-
-
-def file_sha256(path: Path) -> str:
-    """The hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def model_fingerprint(source: str, config: Any = None) -> str:
@@ -258,20 +248,6 @@ def _layer_key(layer: int) -> str:
     return f"layer_{layer:03d}"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes it 0600; a cache is as readable as the run's other files
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 @dataclass
 class FeatureCache:
     """The features of one run folder: ``<root>/<type>/<split>/shard-NNNNNN.safetensors``.
@@ -347,7 +323,7 @@ class FeatureCache:
             for layer in range(len(states))
         }
         header = {"format": CACHE_FORMAT, "ids": json.dumps(list(ids)), **metadata}
-        _atomic_write_bytes(path, save(tensors, metadata=header))
+        atomic_write_bytes(path, save(tensors, metadata=header))
         index = self._index.get((scramble_type, split))
         if index is not None:
             for row, sample_id in enumerate(ids):

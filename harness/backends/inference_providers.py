@@ -15,15 +15,9 @@ from pydantic import Field
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
-from scrambled_bench.harness.backends.base import (
-    Backend,
-    BackendConfig,
-    BackendError,
-    Generation,
-    GenerationRequest,
-)
+from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest
 from scrambled_bench.harness.backends.decoding import text_generation_parameters
-from scrambled_bench.harness.backends.tgi import chat_through_inference_client, hf_error
+from scrambled_bench.harness.backends.tgi import InferenceClientBackend
 from scrambled_bench.redaction import redact
 
 
@@ -37,7 +31,7 @@ class InferenceProvidersConfig(BackendConfig):
     )
 
 
-class InferenceProvidersBackend(Backend):
+class InferenceProvidersBackend(InferenceClientBackend):
     """``model`` is a Hub model id (``meta-llama/Llama-3.1-8B-Instruct``); ``provider`` a provider name
     (``together``, ``novita``...) or ``None`` for ``auto``."""
 
@@ -46,23 +40,14 @@ class InferenceProvidersBackend(Backend):
     Config = InferenceProvidersConfig
 
     def __init__(self, config: InferenceProvidersConfig):
-        model, provider, api_key, request_timeout = (
-            config.model,
-            config.provider,
-            config.api_key,
-            config.request_timeout,
-        )
-        super().__init__(model)
+        super().__init__(config.model)
         from huggingface_hub import AsyncInferenceClient
 
-        self.provider = provider or "auto"
-        self._api_key = api_key or os.environ.get("HF_TOKEN")
+        self.provider = config.provider or "auto"
+        self._api_key = config.api_key or os.environ.get("HF_TOKEN")
         self._client = AsyncInferenceClient(
-            provider=self.provider, api_key=self._api_key, timeout=request_timeout
+            provider=self.provider, api_key=self._api_key, timeout=config.request_timeout
         )
-
-    def _secrets(self) -> tuple[str | None, ...]:
-        return (self._api_key,)
 
     async def health_check(self) -> dict[str, Any]:
         if not self._api_key:
@@ -77,12 +62,7 @@ class InferenceProvidersBackend(Backend):
             raise ScrambledBenchError(
                 f"provider {self.provider!r} does not serve {self.model!r}; served by: {', '.join(served_by)}"
             )
-        return {
-            "backend": self.kind,
-            "model": self.model,
-            "provider": self.provider,
-            "providers": mapping,
-        }
+        return {"backend": self.kind, "model": self.model, "provider": self.provider, "providers": mapping}
 
     def _provider_mapping(self) -> dict[str, dict[str, Any]]:
         """Provider -> {provider_id, status, task} from the Hub's model info (one Hub call)."""
@@ -107,20 +87,8 @@ class InferenceProvidersBackend(Backend):
             for entry in (info.inference_provider_mapping or [])
         }
 
-    async def generate(self, request: GenerationRequest) -> Generation:
-        try:
-            if request.chat:
-                return await chat_through_inference_client(self._client, self.model, request)
-            text = await self._client.text_generation(
-                request.prompt, model=self.model, **text_generation_parameters(request.settings)
-            )
-            return Generation(
-                text=text if isinstance(text, str) else getattr(text, "generated_text", "") or ""
-            )
-        except BackendError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - classified into retryable / not by hf_error
-            raise hf_error(exc, self._secrets()) from None
-
-    async def aclose(self) -> None:
-        await self._client.close()
+    async def _complete(self, request: GenerationRequest) -> Generation:
+        text = await self._client.text_generation(
+            request.prompt, model=self.model, **text_generation_parameters(request.settings)
+        )
+        return Generation(text=text if isinstance(text, str) else getattr(text, "generated_text", "") or "")

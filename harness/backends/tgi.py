@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from abc import abstractmethod
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -163,6 +164,35 @@ async def chat_through_inference_client(
     )
 
 
+class InferenceClientBackend(Backend):
+    """A backend behind ``huggingface_hub.AsyncInferenceClient`` (``self._client``, keyed by
+    ``self._api_key``): chat prompts through the Messages API, raw prompts by :meth:`_complete`, every
+    failure classified by :func:`hf_error` with the key redacted."""
+
+    _api_key: str | None
+    _client: Any
+
+    def _secrets(self) -> tuple[str | None, ...]:
+        return (self._api_key,)
+
+    @abstractmethod
+    async def _complete(self, request: GenerationRequest) -> Generation:
+        """A raw (non-chat) prompt; errors propagate for :func:`hf_error` to classify."""
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        try:
+            if request.chat:
+                return await chat_through_inference_client(self._client, self.model or None, request)
+            return await self._complete(request)
+        except BackendError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified into retryable / not by hf_error
+            raise hf_error(exc, self._secrets()) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
 class TGIConfig(EndpointConfig):
     model: str | None = Field(
         None, description="the model the server must be serving (default: what /info says)"
@@ -175,7 +205,7 @@ class TGIConfig(EndpointConfig):
         return value.removesuffix("/v1")
 
 
-class TGIBackend(Backend):
+class TGIBackend(InferenceClientBackend):
     """``base_url`` is the server root (``http://host:port``, no ``/v1``). ``model`` defaults to the
     ``model_id`` in ``/info``."""
 
@@ -187,17 +217,12 @@ class TGIBackend(Backend):
     Config = TGIConfig
 
     def __init__(self, config: TGIConfig):
-        base_url, model, api_key, request_timeout = (
-            config.base_url,
-            config.model,
-            config.api_key,
-            config.request_timeout,
-        )
-        super().__init__(model or "")
+        base_url, request_timeout = config.base_url, config.request_timeout
+        super().__init__(config.model or "")
         from huggingface_hub import AsyncInferenceClient
 
         self.base_url = base_url
-        self._api_key = api_key or os.environ.get("HF_TOKEN")
+        self._api_key = config.api_key or os.environ.get("HF_TOKEN")
         allow_endpoint_when_offline(base_url)
         # a URL as `model` is POSTed to as is: TGI's native route; `base_url` gets /v1/chat/completions appended
         self._generate_client = AsyncInferenceClient(
@@ -210,9 +235,6 @@ class TGIBackend(Backend):
             base_url=base_url, provider="hf-inference", api_key=self._api_key, timeout=request_timeout
         )
         self._info: dict[str, Any] = {}
-
-    def _secrets(self) -> tuple[str | None, ...]:
-        return (self._api_key,)
 
     @property
     def context_window(self) -> int | None:
@@ -267,30 +289,24 @@ class TGIBackend(Backend):
             "max_total_tokens": info.get("max_total_tokens"),
         }
 
-    async def generate(self, request: GenerationRequest) -> Generation:
-        try:
-            if request.chat:
-                return await chat_through_inference_client(self._client, self.model or None, request)
-            reply = await self._generate_client.text_generation(
-                request.prompt,
-                details=True,
-                decoder_input_details=True,  # the prefill tokens: TGI's only report of the prompt's length
-                **text_generation_parameters(request.settings),
-            )
-            details = reply.details
-            finish = getattr(details, "finish_reason", None)
-            prefill = getattr(details, "prefill", None)
-            return Generation(
-                text=reply.generated_text or "",
-                prompt_tokens=len(prefill) if prefill else None,
-                completion_tokens=getattr(details, "generated_tokens", None),
-                finish_reason=_FINISH_REASONS.get(str(finish), finish) if finish else None,
-            )
-        except BackendError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - classified into retryable / not by hf_error
-            raise hf_error(exc, self._secrets()) from None
+    async def _complete(self, request: GenerationRequest) -> Generation:
+        """TGI's native ``/generate``, with the details that give token counts and the finish reason."""
+        reply = await self._generate_client.text_generation(
+            request.prompt,
+            details=True,
+            decoder_input_details=True,  # the prefill tokens: TGI's only report of the prompt's length
+            **text_generation_parameters(request.settings),
+        )
+        details = reply.details
+        finish = getattr(details, "finish_reason", None)
+        prefill = getattr(details, "prefill", None)
+        return Generation(
+            text=reply.generated_text or "",
+            prompt_tokens=len(prefill) if prefill else None,
+            completion_tokens=getattr(details, "generated_tokens", None),
+            finish_reason=_FINISH_REASONS.get(str(finish), finish) if finish else None,
+        )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await super().aclose()
         await self._generate_client.close()

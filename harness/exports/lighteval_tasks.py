@@ -21,7 +21,7 @@ already has is refused here, naming it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lighteval.metrics.metrics_sample import SampleLevelComputation
@@ -32,10 +32,10 @@ from lighteval.tasks.requests import Doc, SamplingMethod
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.exports.task_export import (
+    AGGREGATIONS,
     MAX_NEW_TOKENS,
     VERSION,
     ExportedTask,
-    aggregate,
     document_meta,
     exported_tasks,
     metric_items,
@@ -86,31 +86,11 @@ class ScoreSample(SampleLevelComputation):
         return metric_items(doc.specific, score_sample(doc.specific, texts[0], reader=DEFAULT_READER))
 
 
-# lighteval bootstraps a stderr for an aggregation whose name lacks "mean" (ours take items, not numbers),
-# in worker processes that find it by its module-level name
-
-
-def scrambled_bench_accuracy(items: Sequence[Mapping[str, Any]]) -> float:
-    return aggregate("accuracy", items)
-
-
-def scrambled_bench_recovery_rate(items: Sequence[Mapping[str, Any]]) -> float:
-    return aggregate("recovery_rate", items)
-
-
-def scrambled_bench_edit_distance(items: Sequence[Mapping[str, Any]]) -> float:
-    return aggregate("edit_distance", items)
-
-
-AGGREGATIONS: dict[str, Callable[[Sequence[Mapping[str, Any]]], float]] = {
-    "accuracy": scrambled_bench_accuracy,
-    "recovery_rate": scrambled_bench_recovery_rate,
-    "edit_distance": scrambled_bench_edit_distance,
-}
-
-
 def metric_for(exported: ExportedTask) -> SampleLevelMetricGrouping:
-    """The task's per-config metrics as one lighteval metric group (one scoring pass per sample)."""
+    """The task's per-config metrics as one lighteval metric group (one scoring pass per sample).
+
+    lighteval bootstraps a stderr for an aggregation whose name lacks "mean" (ours take items, not numbers),
+    in worker processes that find it by its module-level name: :data:`.task_export.AGGREGATIONS`' are."""
     names = [metric.key for metric in exported.metrics]
     return SampleLevelMetricGrouping(
         metric_name=names,

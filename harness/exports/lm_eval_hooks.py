@@ -7,9 +7,9 @@ that is not a file beside the YAML as a module).
   hands ``process_docs`` the dataset alone; they are made on first use by the module's ``__getattr__``
   from the slug, so every exported config has one without a list to keep in step.
 - ``process_results``: one output read and scored by the task (careful reader), as per-metric items;
-- ``accuracy``, ``recovery_rate``, ``edit_distance``: the aggregations, through the packaged metric
-  modules (the metric names are only keys of ``process_results``' dict: lm-eval looks a metric up in its
-  registry, or in ``evaluate``, only for a task without ``process_results``).
+- ``accuracy``, ``recovery_rate``, ``edit_distance``: the aggregations (:mod:`.task_export`'s), through the
+  packaged metric modules (the metric names are only keys of ``process_results``' dict: lm-eval looks a
+  metric up in its registry, or in ``evaluate``, only for a task without ``process_results``).
 
 No lm-eval import here: the functions take and return plain data (and a ``datasets.Dataset``).
 """
@@ -20,13 +20,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scrambled_bench.harness.exports.task_export import (
-    aggregate,
+    accuracy,
     document_meta,
+    edit_distance,
     exported_task,
     metric_items,
+    recovery_rate,
     score_sample,
 )
 from scrambled_bench.metrics.readers import DEFAULT_READER
+
+__all__ = ["accuracy", "edit_distance", "process_docs_for", "process_results", "recovery_rate"]
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 
@@ -78,18 +82,3 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     meta = document_meta(doc)
     output = results[0] if results else ""
     return metric_items(meta, score_sample(meta, output, reader=DEFAULT_READER))
-
-
-def accuracy(items: Sequence[Mapping[str, Any]]) -> float:
-    """Accuracy (a fraction) by the ``relative_performance_gain`` module, as ``run`` computes it."""
-    return aggregate("accuracy", items)
-
-
-def recovery_rate(items: Sequence[Mapping[str, Any]]) -> float:
-    """RR (a fraction) by the ``recovery_rate`` module, as ``run`` computes it."""
-    return aggregate("recovery_rate", items)
-
-
-def edit_distance(items: Sequence[Mapping[str, Any]]) -> float:
-    """Mean character edit distance by the ``recovery_rate`` module, as ``run`` computes it."""
-    return aggregate("edit_distance", items)

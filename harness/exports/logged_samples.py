@@ -86,22 +86,68 @@ def _one_model(folder: Path, files: Sequence[Path], depth: int) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _LogLayout:
+    """Where a harness writes its per-task logs, what they are named, and the options that write them."""
+
+    harness: str
+    output_option: str
+    log_option: str
+    logs: str
+    """What the harness calls its logs, in messages."""
+    named: str
+    """How the logs of exported tasks are named, in messages."""
+    glob: str
+    pattern: re.Pattern[str]
+    model_depth: int
+    """How many folders below its model's folder a log lies."""
+
+    def newest_logs(self, folder: Path) -> list[Path]:
+        """The newest log of each exported task under ``folder``, at any depth; a one-line error for a
+        missing folder, a folder without logs of an exported task, or one with logs of several models."""
+        if not folder.is_dir():
+            raise ScrambledBenchError(
+                f"{folder}: no such folder (give {self.harness}'s {self.output_option})"
+            )
+        logs = exported_logs(folder.rglob(self.glob), self.pattern)
+        if not logs:
+            raise ScrambledBenchError(
+                f"{folder}: no {self.logs} of a {PREFIX} task ({self.named}); "
+                f"run {self.harness} with {self.log_option} {self.output_option} {folder}"
+            )
+        _one_model(folder, logs, self.model_depth)
+        return list(newest_per_task(logs, self.pattern).values())
+
+
+#: lm-eval writes <output_path>/<model>/samples_*.jsonl
+LM_EVAL_LOGS = _LogLayout(
+    harness="lm_eval",
+    output_option="--output_path",
+    log_option="--log_samples",
+    logs="logged samples",
+    named=f"samples_{PREFIX}_*.jsonl",
+    glob="samples_*.jsonl",
+    pattern=LM_EVAL_SAMPLES,
+    model_depth=0,
+)
+#: lighteval writes details/<provider>/<model>/<date>/details_*.parquet
+LIGHTEVAL_LOGS = _LogLayout(
+    harness="lighteval",
+    output_option="--output-dir",
+    log_option="--save-details",
+    logs="details",
+    named=f"details_{PREFIX}:*.parquet",
+    glob="details_*.parquet",
+    pattern=LIGHTEVAL_DETAILS,
+    model_depth=1,
+)
+
+
 def lm_eval_samples(folder: Path) -> list[LoggedSample]:
     """The logged samples of the exported tasks under an lm-eval ``--output_path`` folder (any depth: lm-eval
     writes into a folder per model). Raw outputs (``resps``) are taken, before lm-eval's filters."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ScrambledBenchError(f"{folder}: no such folder (give lm_eval's --output_path)")
-    logs = exported_logs(folder.rglob("samples_*.jsonl"), LM_EVAL_SAMPLES)
-    if not logs:
-        raise ScrambledBenchError(
-            f"{folder}: no logged samples of a {PREFIX} task (samples_{PREFIX}_*.jsonl); "
-            f"run lm_eval with --log_samples --output_path {folder}"
-        )
-    _one_model(folder, logs, 0)  # lm-eval writes <output_path>/<model>/samples_*.jsonl
-    files = newest_per_task(logs, LM_EVAL_SAMPLES)
     samples = []
-    for path in files.values():
+    for path in LM_EVAL_LOGS.newest_logs(Path(folder)):
         from scrambled_bench.io import read_jsonl
 
         for line, row in read_jsonl(path, required=("doc", "resps")):
@@ -114,19 +160,8 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
     """The details of the exported tasks under a lighteval ``--output-dir`` folder (``--save-details``)."""
     import pyarrow.parquet as pq
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ScrambledBenchError(f"{folder}: no such folder (give lighteval's --output-dir)")
-    logs = exported_logs(folder.rglob("details_*.parquet"), LIGHTEVAL_DETAILS)
-    if not logs:
-        raise ScrambledBenchError(
-            f"{folder}: no details of a {PREFIX} task (details_{PREFIX}:*.parquet); "
-            f"run lighteval with --save-details --output-dir {folder}"
-        )
-    _one_model(folder, logs, 1)  # lighteval writes details/<provider>/<model>/<date>/details_*.parquet
-    files = newest_per_task(logs, LIGHTEVAL_DETAILS)
     samples = []
-    for path in files.values():
+    for path in LIGHTEVAL_LOGS.newest_logs(Path(folder)):
         for index, row in enumerate(pq.read_table(path).to_pylist()):
             where = f"{path}: row {index}"
             doc, response = row.get("doc") or {}, row.get("model_response") or {}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -249,3 +249,30 @@ def aggregate(metric: str, items: Sequence[Mapping[str, Any]]) -> float:
     except ValueError:  # every sampled text equals its original: RR is undefined (the module's verdict)
         return math.nan
     return float(result[metric])
+
+
+# :func:`aggregate` per metric under the metric's name, for the harnesses that find an aggregation by its
+# module-level name (lm-eval's ``!function`` in the exported YAML; lighteval's bootstrap workers)
+
+
+def accuracy(items: Sequence[Mapping[str, Any]]) -> float:
+    """Accuracy (a fraction) by the ``relative_performance_gain`` module, as ``run`` computes it."""
+    return aggregate("accuracy", items)
+
+
+def recovery_rate(items: Sequence[Mapping[str, Any]]) -> float:
+    """RR (a fraction) by the ``recovery_rate`` module, as ``run`` computes it."""
+    return aggregate("recovery_rate", items)
+
+
+def edit_distance(items: Sequence[Mapping[str, Any]]) -> float:
+    """Mean character edit distance by the ``recovery_rate`` module, as ``run`` computes it."""
+    return aggregate("edit_distance", items)
+
+
+AGGREGATIONS: dict[str, Callable[[Sequence[Mapping[str, Any]]], float]] = {
+    "accuracy": accuracy,
+    "recovery_rate": recovery_rate,
+    "edit_distance": edit_distance,
+}
+"""Each of :data:`PER_CONFIG_METRICS` to its named aggregation."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -271,23 +271,29 @@ def _standard_error(differences: np.ndarray) -> float | None:
 # -- one config ------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """One config in both runs: each run's scored samples (id -> sample) and the ids compared on."""
+
+    config: str
+    ids: list[str]
+    a: Mapping[str, Any]
+    b: Mapping[str, Any]
+
+    def row(self, metric: Metric, baseline: float | None, other: float | None) -> MetricComparison:
+        """The metric's row with both runs' values on the compared ids, before any interval or test."""
+        return MetricComparison(self.config, metric, len(self.ids), len(self.a), len(self.b), baseline, other)
+
+
 def _mean(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return values[indices].mean(axis=1)
 
 
-def _accuracy(
-    config: str,
-    ids: list[str],
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
-    counts: tuple[int, int],
-    settings: CompareSettings,
-) -> MetricComparison:
-    right_a = np.array([bool(a[i]["correct"]) for i in ids])
-    right_b = np.array([bool(b[i]["correct"]) for i in ids])
-    row = MetricComparison(
-        config, ACCURACY, len(ids), *counts, right_a.mean() * 100.0, right_b.mean() * 100.0
-    )
+def _accuracy(shared: _Shared, settings: CompareSettings) -> MetricComparison:
+    ids = shared.ids
+    right_a = np.array([bool(shared.a[i]["correct"]) for i in ids])
+    right_b = np.array([bool(shared.b[i]["correct"]) for i in ids])
+    row = shared.row(ACCURACY, right_a.mean() * 100.0, right_b.mean() * 100.0)
     row.difference = row.other - row.baseline
     interval, row.undefined_resamples, _ = paired_bootstrap(
         _mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, settings
@@ -302,21 +308,15 @@ def _accuracy(
     return row
 
 
-def _recovery(
-    config: str,
-    ids: list[str],
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
-    counts: tuple[int, int],
-    settings: CompareSettings,
-) -> list[MetricComparison]:
+def _recovery(shared: _Shared, settings: CompareSettings) -> list[MetricComparison]:
+    ids, a, b = shared.ids, shared.a, shared.b
     ed_a = np.array([float(a[i]["edit_distance"]) for i in ids])
     ed_b = np.array([float(b[i]["edit_distance"]) for i in ids])
     scrambled = np.array([float(a[i]["scrambled_edit_distance"]) for i in ids])
     p_value = wilcoxon_p(ed_b - ed_a)
     se_ed = _standard_error(ed_b - ed_a)
 
-    ed = MetricComparison(config, ED, len(ids), *counts, float(ed_a.mean()), float(ed_b.mean()))
+    ed = shared.row(ED, float(ed_a.mean()), float(ed_b.mean()))
     ed.difference = ed.other - ed.baseline
     ed.interval, ed.undefined_resamples, _ = paired_bootstrap(_mean, ed_a, ed_b, settings)
     ed.test, ed.p_value = WILCOXON, p_value
@@ -328,14 +328,7 @@ def _recovery(
             return np.where(total > 0, (total - values[indices].sum(axis=1)) / total * 100.0, np.nan)
 
     whole = np.arange(len(ids))[None, :]
-    rr = MetricComparison(
-        config,
-        RR,
-        len(ids),
-        *counts,
-        float(recovery_rate(ed_a, whole)[0]),
-        float(recovery_rate(ed_b, whole)[0]),
-    )
+    rr = shared.row(RR, float(recovery_rate(ed_a, whole)[0]), float(recovery_rate(ed_b, whole)[0]))
     if rr.baseline != rr.baseline:  # NaN: nothing was scrambled, RR is undefined
         rr.baseline = rr.other = None
         rr.note = "RR undefined: the shared samples hold no scrambled character"
@@ -352,11 +345,9 @@ def _recovery(
 
 
 def _gain(
-    config: str,
-    ids: list[str],
+    shared: _Shared,
     runs: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, Mapping[str, Any]]],
     anchors: tuple[str, str],
-    counts: tuple[int, int],
     settings: CompareSettings,
 ) -> MetricComparison:
     """RPG = (Acc_type - Acc_sub) / (Acc_original - Acc_sub) on ids both runs answered at the type and at
@@ -365,7 +356,8 @@ def _gain(
 
     def arrays(samples: Mapping[str, Mapping[str, Any]]) -> np.ndarray:
         return np.array(
-            [[bool(samples[name][i]["correct"]) for name in (config, *anchors)] for i in ids], dtype=float
+            [[bool(samples[name][i]["correct"]) for name in (shared.config, *anchors)] for i in shared.ids],
+            dtype=float,
         )
 
     def gain(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -375,16 +367,9 @@ def _gain(
             return np.where(spread > 0, (typed - substituted) / spread * 100.0, np.nan)
 
     a, b = arrays(runs[0]), arrays(runs[1])
-    whole = np.arange(len(ids))[None, :]
+    whole = np.arange(len(shared.ids))[None, :]
     value_a, value_b = float(gain(a, whole)[0]), float(gain(b, whole)[0])
-    row = MetricComparison(
-        config,
-        RPG,
-        len(ids),
-        *counts,
-        None if np.isnan(value_a) else value_a,
-        None if np.isnan(value_b) else value_b,
-    )
+    row = shared.row(RPG, None if np.isnan(value_a) else value_a, None if np.isnan(value_b) else value_b)
     if row.baseline is None or row.other is None:
         row.note = "RPG undefined on the shared samples for " + " and ".join(
             label
@@ -433,16 +418,16 @@ def _compare_pair(baseline: Run, other: Run, settings: CompareSettings) -> PairC
         ids = shared_ids(a, b)
         if not ids:
             continue
-        counts = (len(a), len(b))
-        if len(ids) < max(counts):
-            pair.partial.append(f"{config}: {len(ids)} shared of {counts[0]} and {counts[1]}")
+        if len(ids) < max(len(a), len(b)):
+            pair.partial.append(f"{config}: {len(ids)} shared of {len(a)} and {len(b)}")
+        shared = _Shared(config, ids, a, b)
         for metric in task.metrics:
             if metric == ACCURACY:
-                pair.rows.append(_accuracy(config, ids, a, b, counts, settings))
+                pair.rows.append(_accuracy(shared, settings))
             elif metric == ED:
-                pair.rows.extend(_recovery(config, ids, a, b, counts, settings))
+                pair.rows.extend(_recovery(shared, settings))
             elif metric == RPG:
-                row = _gain_row(task, entry, config, ids, (samples_a, samples_b), counts, settings)
+                row = _gain_row(task, entry, shared, (samples_a, samples_b), settings)
                 if row is not None:
                     pair.rows.append(row)
     if not pair.rows:
@@ -456,10 +441,8 @@ def _compare_pair(baseline: Run, other: Run, settings: CompareSettings) -> PairC
 def _gain_row(
     task: Any,
     entry: Mapping[str, Any],
-    config: str,
-    ids: list[str],
+    shared: _Shared,
     samples: tuple[Mapping[str, Any], Mapping[str, Any]],
-    counts: tuple[int, int],
     settings: CompareSettings,
 ) -> MetricComparison | None:
     """RPG's comparison, on the ids answered at the type and at both of the task's anchors by both runs."""
@@ -471,7 +454,7 @@ def _gain_row(
         return None
     common = [
         i
-        for i in ids
+        for i in shared.ids
         if all(
             i in s[c] and s[c][i]["prompt_sha"] == samples[0][c][i]["prompt_sha"]
             for s in samples
@@ -480,7 +463,7 @@ def _gain_row(
     ]
     if not common:
         return None
-    return _gain(config, common, samples, (anchor_configs[0], anchor_configs[1]), counts, settings)
+    return _gain(replace(shared, ids=common), samples, (anchor_configs[0], anchor_configs[1]), settings)
 
 
 def compare_runs(runs: Sequence[Run], settings: CompareSettings | None = None) -> list[PairComparison]:

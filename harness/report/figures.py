@@ -288,13 +288,19 @@ def _wrap(text: str, width: int) -> str:
 def _legend(fig: Any, axes: Sequence[Any], references: set[str] = frozenset()) -> None:
     """The figure's legends outside every data area, right of the panels: the runs, then the paper's models
     (their own legend, so which is which cannot be mistaken)."""
+    handles = _handles(axes)
+    runs = {label: handle for label, handle in handles.items() if label not in references}
+    papers = {label: handle for label, handle in handles.items() if label in references}
+    _legends(fig, (runs, RUNS_LEGEND), (papers, PAPER_LEGEND))
+
+
+def _handles(axes: Sequence[Any]) -> dict[str, Any]:
+    """Every labelled handle in the panels (label -> handle), the first one per label, in drawing order."""
     handles: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    runs = {label: handle for label, handle in handles.items() if label not in references}
-    papers = {label: handle for label, handle in handles.items() if label in references}
-    _legends(fig, (runs, RUNS_LEGEND), (papers, PAPER_LEGEND))
+    return handles
 
 
 def _legends(fig: Any, first: tuple[Mapping[str, Any], str], second: tuple[Mapping[str, Any], str]) -> None:
@@ -428,23 +434,21 @@ def build_figures(
             built.append(ReportFigure(name, title, types_figure(panels, series_of, title=title)))
 
         for task in TASKS.values():
-            for dataset, view in task.view.categories.items():
+            for dataset in task.view.categories:
                 with_categories = [
                     run
                     for run in runs
                     if any(e.get("categories") for e in run.entries(task.name, dataset).values())
                 ]
                 if with_categories:
-                    references = models_in(view.gain_paper_table, paper)
                     title = f"{task.view.panel_titles[dataset]}: RPG by question category{with_paper}"
-                    fig = category_figure(task, dataset, with_categories, references, view.gain_paper_table)
+                    fig = category_figure(task, dataset, with_categories, paper)
                     built.append(ReportFigure(f"{dataset}_categories", title, fig))
             if task.view.layout == "exemplars":
                 for dataset in task.datasets:
                     with_rates = [run for run in runs if run.entries(task.name, dataset)]
                     if with_rates:
-                        table = task.view.paper_tables.get(dataset)
-                        fig = exemplars_figure(task, dataset, with_rates, models_in(table, paper), table)
+                        fig = exemplars_figure(task, dataset, with_rates, paper)
                         title = f"{task.view.panel_titles[dataset]}: {task.metrics[0].label} by exemplar rate"
                         built.append(ReportFigure(task.view.figure, title + with_paper, fig))
 
@@ -524,20 +528,16 @@ def _save_options(suffix: str) -> dict[str, Any]:
     return options
 
 
-def category_figure(
-    task: Task,
-    dataset: str,
-    runs: Sequence[Run],
-    references: Sequence[PaperModel] = (),
-    paper_table: str | None = None,
-) -> Any:
+def category_figure(task: Task, dataset: str, runs: Sequence[Run], paper: Sequence[PaperModel] = ()) -> Any:
     """RPG by question category (the paper's Figure 4): grouped bars per scramble type, a panel per run and
-    one per selected paper model (hatched); an undefined RPG is a gap (never a bar of height 0, which would
-    read as "no gain"), noted below."""
+    one per paper model its gain table has (hatched); an undefined RPG is a gap (never a bar of height 0,
+    which would read as "no gain"), noted below."""
     from matplotlib.patches import Patch
 
     from scrambled_bench.harness.tasks.base import RPG
 
+    paper_table = task.view.categories[dataset].gain_paper_table
+    references = models_in(paper_table, paper)
     anchors = set(getattr(task, "anchors", ()))
     fig, axes = _grid(len(runs) + len(references), 6.0, 4.4)
     type_colours: dict[str, str] = {}
@@ -629,17 +629,13 @@ def category_figure(
     return fig
 
 
-def exemplars_figure(
-    task: Task,
-    dataset: str,
-    runs: Sequence[Run],
-    references: Sequence[PaperModel] = (),
-    paper_table: str | None = None,
-) -> Any:
+def exemplars_figure(task: Task, dataset: str, runs: Sequence[Run], paper: Sequence[PaperModel] = ()) -> Any:
     """AQuA's accuracy by the exemplars' scramble rate (an ordered axis: lines), a line per question type,
-    a panel per run and one per selected paper model (dashed, hollow)."""
+    a panel per run and one per paper model the dataset's table has (dashed, hollow)."""
     from matplotlib.lines import Line2D
 
+    paper_table = task.view.paper_tables.get(dataset)
+    references = models_in(paper_table, paper)
     metric = task.metrics[0]
     fig, axes = _grid(len(runs) + len(references), 5.2, 3.9)
     type_colours: dict[str, str] = {}
@@ -697,10 +693,7 @@ def exemplars_figure(
         ax.grid(alpha=0.3)
         if not drawn:
             note_undefined(ax, metric, [])
-    handles: dict[str, Any] = {}
-    for ax in axes:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(name, handle)
+    handles = _handles(axes)
     panel_key = {}
     if references:
         panel_key = {
@@ -818,10 +811,7 @@ def scale_figure(
         _footnotes(ax, notes, width=80)
         if not drawn:
             note_undefined(ax, metric, [])
-    handles: dict[str, Any] = {}
-    for ax in axes:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(name, handle)
+    handles = _handles(axes)
     paper_key = {}
     if PAPER_LEGEND in handles:
         paper_key = {

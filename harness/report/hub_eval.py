@@ -38,19 +38,22 @@ BENCHMARK_DESCRIPTION = (
 )
 SPLIT = "test"
 
-# The documented fields (hub-docs, docs/hub/eval-results.md): name -> (required, type)
-EVAL_YAML_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
+FieldSpec = Mapping[str, tuple[bool, type | tuple[type, ...]]]
+"""A documented object's fields: name -> (required, type)."""
+
+# The documented fields (hub-docs, docs/hub/eval-results.md)
+EVAL_YAML_FIELDS: FieldSpec = {
     "name": (True, str),
     "description": (False, str),
     "evaluation_framework": (False, str),
     "tasks": (True, list),
 }
-EVAL_YAML_TASK_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
+EVAL_YAML_TASK_FIELDS: FieldSpec = {
     "id": (True, str),
     "config": (True, str),
     "split": (True, str),
 }
-RESULT_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
+RESULT_FIELDS: FieldSpec = {
     "dataset": (True, dict),
     "value": (True, (int, float)),
     "verifyToken": (False, str),
@@ -59,12 +62,12 @@ RESULT_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
     "evaluation_framework": (False, str),
     "notes": (False, str),
 }
-RESULT_DATASET_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
+RESULT_DATASET_FIELDS: FieldSpec = {
     "id": (True, str),
     "task_id": (True, str),
     "revision": (False, str),
 }
-RESULT_SOURCE_FIELDS: dict[str, tuple[bool, type | tuple[type, ...]]] = {
+RESULT_SOURCE_FIELDS: FieldSpec = {
     "url": (True, str),
     "name": (False, str),
     "user": (False, str),
@@ -156,7 +159,7 @@ def benchmark_eval_yaml(
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _check_fields(where: str, value: Any, fields: Mapping[str, tuple[bool, type | tuple[type, ...]]]) -> None:
+def _check_fields(where: str, value: Any, fields: FieldSpec) -> None:
     if not isinstance(value, dict):
         raise ScrambledBenchError(f"{where}: expected a mapping, got {type(value).__name__}")
     unknown = sorted(set(value) - set(fields))

@@ -18,7 +18,7 @@ from typing import Any
 
 from scrambled_bench.builder.build import SOURCES
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.backends.base import Generation, GenerationRequest
+from scrambled_bench.harness.backends.base import Generation, GenerationRequest, GenerationSettings
 from scrambled_bench.harness.tasks.base import _REGISTRY, Metric, Task, TaskConfig, View, get_task
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
@@ -79,9 +79,18 @@ def build_requests(
     >>> request.prompt.splitlines()[2], request.meta["answer"], request.settings.stop[0]
     ('Evidence: Bob nwo.', 'B', '\\nQuestion:')
     """
-    return config.definition.requests(
-        config, rows, seed=seed, max_new_tokens=max_new_tokens, chat=chat, limit=limit
-    )
+    task = config.definition
+    demonstration = task.demonstration(config, seed)
+    settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=0.0, stop=task.stop, seed=seed)
+    return [
+        GenerationRequest(
+            task.prompt(config, row, demonstration),
+            chat=chat,
+            settings=settings,
+            meta=task.meta(config, row),
+        )
+        for row in task.select_rows(config, rows, limit)
+    ]
 
 
 def score_output(

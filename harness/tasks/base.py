@@ -25,7 +25,6 @@ from scrambled_bench.errors import ScrambledBenchError
 
 if TYPE_CHECKING:
     from scrambled_bench.harness.aggregate import Bootstrap
-    from scrambled_bench.harness.backends.base import GenerationRequest
 
 
 @dataclass(frozen=True)
@@ -212,33 +211,6 @@ class Task(ABC):
         if config.exemplar_rate is not None:
             meta["exemplar_rate"] = config.exemplar_rate
         return meta
-
-    def requests(
-        self,
-        config: TaskConfig,
-        rows: Iterable[Mapping[str, Any]],
-        *,
-        seed: int = 0,
-        max_new_tokens: int = 256,
-        chat: bool = True,
-        limit: int | None = None,
-    ) -> list[GenerationRequest]:
-        """One greedy request per selected row, ``meta`` holding what scoring needs."""
-        from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
-
-        demonstration = self.demonstration(config, seed)
-        settings = GenerationSettings(
-            max_new_tokens=max_new_tokens, temperature=0.0, stop=self.stop, seed=seed
-        )
-        return [
-            GenerationRequest(
-                self.prompt(config, row, demonstration),
-                chat=chat,
-                settings=settings,
-                meta=self.meta(config, row),
-            )
-            for row in self.select_rows(config, rows, limit)
-        ]
 
     # -- scores ----------------------------------------------------------------------------------------
 

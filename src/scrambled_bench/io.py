@@ -6,6 +6,7 @@ They live at the edges: everything else in the package is pure functions over st
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -98,20 +99,49 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     >>> target.read_text(), oct(stat.S_IMODE(target.stat().st_mode)) == oct(0o666 & ~_UMASK)
     ('{}', True)
     """
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old or the new file, never half of one: a
+    temporary file beside it, synced, then renamed over it (its folder is made where missing).
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "cache" / "shard.bin"
+    >>> atomic_write_bytes(target, b"GGUF")
+    >>> target.read_bytes(), [p.name for p in target.parent.iterdir()]
+    (b'GGUF', ['shard.bin'])
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp creates the file 0600; give it the mode an ordinary open() would (0666 less the umask)
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def file_sha256(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file, read in chunks (a model or data file's fingerprint).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "empty.gguf"
+    >>> _ = path.write_bytes(b"")
+    >>> file_sha256(path)[:16]
+    'e3b0c44298fc1c14'
+    """
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _read_umask() -> int:
