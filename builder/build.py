@@ -12,7 +12,6 @@ build leaves no half-written folder behind and a previous build stays intact unt
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.io import creation_mode
+from scrambled_bench.io import creation_mode, file_sha256
 
 DATASET_VERSION = "1.0.0"
 """The dataset's version (tag ``v{version}`` on the Hub); bump it when rows change. See dataset_cards/CHANGELOG.md."""
@@ -259,15 +258,6 @@ def write_configs(
     return counts
 
 
-def sha256_file(path: Path) -> str:
-    """The sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check_output_folder(out: Path, *, replaceable: Callable[[Path], bool], refusal: str) -> None:
     """Refuse to replace a non-empty ``out`` unless ``replaceable(out)`` (a previous output of the same
     command), and fail early, in one line, where the output cannot be written. ``refusal`` is the message
@@ -425,7 +415,7 @@ def build_dataset(
                 counts = write_configs([tmp / data_file(name) for name in names], data, group, seed=seed)
                 for name, scramble_type, rows in zip(names, group, counts):
                     relative = data_file(name)
-                    digest = sha256_file(tmp / relative)
+                    digest = file_sha256(tmp / relative)
                     summaries[name] = card.ConfigSummary(
                         name, data.info.name, scramble_type, relative, rows, sha256=digest
                     )
@@ -450,11 +440,11 @@ def build_dataset(
             example_row=example_row,
         )
         (tmp / CARD_NAME).write_text(card_text, encoding="utf-8")
-        outputs[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+        outputs[CARD_NAME] = {"sha256": file_sha256(tmp / CARD_NAME)}
         eval_yaml = benchmark_eval_yaml(summaries)
         if eval_yaml is not None:
             (tmp / EVAL_YAML_NAME).write_text(eval_yaml, encoding="utf-8")
-            outputs[EVAL_YAML_NAME] = {"sha256": sha256_file(tmp / EVAL_YAML_NAME)}
+            outputs[EVAL_YAML_NAME] = {"sha256": file_sha256(tmp / EVAL_YAML_NAME)}
         manifest = {
             "name": "scrambled_bench",
             "version": DATASET_VERSION,
@@ -506,7 +496,7 @@ def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, 
         if not isinstance(entry, Mapping) or "config" not in entry or "rows" not in entry:
             continue
         path = out / relative
-        if path.is_file() and sha256_file(path) == entry.get("sha256"):
+        if path.is_file() and file_sha256(path) == entry.get("sha256"):
             kept[entry["config"]] = (relative, entry)
     return kept
 

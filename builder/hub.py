@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import CARD_NAME, EVAL_YAML_NAME, sha256_file
+from scrambled_bench.builder.build import CARD_NAME, EVAL_YAML_NAME
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
+from scrambled_bench.io import file_sha256
 
 REPO_TYPE = "dataset"
 UPLOAD_PATTERNS = [CARD_NAME, EVAL_YAML_NAME, MANIFEST_NAME, "data/**"]
@@ -107,7 +108,7 @@ def verify_build(build: Path) -> Manifest:
             raise ScrambledBenchError(
                 f"{path}: listed in the manifest but missing; rebuild with `scrambled-bench build`"
             )
-        if sha256_file(path) != entry.get("sha256"):
+        if file_sha256(path) != entry.get("sha256"):
             raise ScrambledBenchError(
                 f"{path}: sha256 differs from the manifest; rebuild with `scrambled-bench build`"
             )

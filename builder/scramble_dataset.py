@@ -37,12 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import check_output_folder, library_versions, sha256_file, swap_into_place
+from scrambled_bench.builder.build import check_output_folder, library_versions, swap_into_place
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.recipes import check_sample_rate, get_recipe, row_selected
 from scrambled_bench.builder.scrambler import parse_type, scramble, type_description
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
+from scrambled_bench.io import file_sha256
 
 CARD_NAME = "README.md"
 TEMPLATE_NAME = "scrambled_copy.md"
@@ -414,7 +415,7 @@ def load_source(
     files = {}
     if local:
         for file in _local_files(path, pattern):
-            files[str(file.relative_to(path)) if path.is_dir() else str(file)] = sha256_file(file)
+            files[str(file.relative_to(path)) if path.is_dir() else str(file)] = file_sha256(file)
     return LoadedSource(chosen, description, licence[0], licence[1], files)
 
 
@@ -941,7 +942,7 @@ def _data_file_entries(folder: Path) -> dict[str, dict[str, Any]]:
             "config": path.parent.name,
             "split": path.name.rsplit("-", 3)[0],  # {split}-00000-of-00001.parquet
             "rows": pq.ParquetFile(path).metadata.num_rows,
-            "sha256": sha256_file(path),
+            "sha256": file_sha256(path),
         }
     return entries
 
@@ -1111,7 +1112,7 @@ def _write_card_and_manifest(
     entries: dict[str, dict[str, Any]] = _data_file_entries(tmp)
     card = _card_text(loaded, features, rows, job, entries, command=command, repo_hint=repo_hint)
     (tmp / CARD_NAME).write_text(card, encoding="utf-8")
-    entries[CARD_NAME] = {"sha256": sha256_file(tmp / CARD_NAME)}
+    entries[CARD_NAME] = {"sha256": file_sha256(tmp / CARD_NAME)}
     first = job.variants[0]
     manifest = {
         "kind": MANIFEST_KIND,
