@@ -863,34 +863,23 @@ def _map_split(
 ) -> None:
     """One variant of a split through ``Dataset.map`` (``num_proc`` processes), then to its writer."""
     with _environment_kept():
-        mapped = _map_variant(dataset, job, variant, split_features, cache_file, num_proc, batch_size)
+        mapped = dataset.map(
+            _map_batch,
+            batched=True,
+            batch_size=batch_size,
+            with_indices=True,
+            remove_columns=dataset.column_names,
+            features=output_features(split_features, job.columns, variant),
+            fn_kwargs={"job": job, "variant": variant, "column_order": list(split_features)},
+            num_proc=num_proc if num_proc > 1 else None,
+            # the package's code is not part of datasets' fingerprint: never reuse a cached result of
+            # another version
+            load_from_cache_file=False,
+            cache_file_name=str(cache_file),
+            desc=f"scrambling {cache_file.stem}",
+        )
     for table in mapped.with_format("arrow").iter(batch_size=batch_size):
         writer.write(table)
-
-
-def _map_variant(
-    dataset: Any,
-    job: ScrambleJob,
-    variant: Variant,
-    split_features: Any,
-    cache_file: Path,
-    num_proc: int,
-    batch_size: int,
-) -> Any:
-    return dataset.map(
-        _map_batch,
-        batched=True,
-        batch_size=batch_size,
-        with_indices=True,
-        remove_columns=dataset.column_names,
-        features=output_features(split_features, job.columns, variant),
-        fn_kwargs={"job": job, "variant": variant, "column_order": list(split_features)},
-        num_proc=num_proc if num_proc > 1 else None,
-        # the package's code is not part of datasets' fingerprint: never reuse a cached result of another version
-        load_from_cache_file=False,
-        cache_file_name=str(cache_file),
-        desc=f"scrambling {cache_file.stem}",
-    )
 
 
 # --------------------------------------------------------------------------------------------------
