@@ -142,7 +142,8 @@ class OpenAICompatibleBackend(Backend):
             ) from None
         except openai.APITimeoutError as exc:
             cause = _root_cause(exc)
-            if "timeout" not in cause.lower():
+            # httpx names an elapsed timeout "...Timeout", anyio's cancel scope (openai 2.x) "deadline exceeded"
+            if not any(word in cause.lower() for word in ("timeout", "deadline exceeded")):
                 # the aiohttp transport reports a dropped connection as a connect timeout: name what happened
                 raise BackendError(
                     f"connection failed ({self._redact(one_line(cause))})", retryable=True
