@@ -26,7 +26,6 @@ def build(
         option(
             "--sources",
             "Sources: realtimeqa, dream, aqua (repeat or comma-separate; default: all).",
-            short="-s",
         ),
     ] = None,
     types: TypesOption = None,

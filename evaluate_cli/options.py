@@ -17,10 +17,27 @@ from scrambled_bench.harness.settings import PROMPT_MODES
 from scrambled_bench.harness.suites import SUITES
 from scrambled_bench.metrics.readers import READERS
 
+SHORT_FLAGS: dict[str, str] = {
+    "--backend": "-b",
+    "--columns": "-c",
+    "--datasets": "-d",
+    "--format": "-f",
+    "--model": "-m",
+    "--limit": "-n",
+    "--out": "-o",  # -o is where a command writes: a folder (--out) or a file (--output)
+    "--output": "-o",
+    "--suite": "-s",
+    "--types": "-t",
+}
+"""Every short option, by the long one it abbreviates: one table, so a letter means one thing in every
+command (``-s`` is always ``--suite``, never ``--sources``)."""
 
-def option(flag: str, help: str, *, short: str | None = None, **settings: Any) -> Any:
-    """``typer.Option(flag[, short], help=help, **settings)``: the flag and what it does first, then its short
-    form and settings (``min``, ``max``, ``show_default``), so that one declaration reads as one short call."""
+
+def option(flag: str, help: str, **settings: Any) -> Any:
+    """``typer.Option(flag[, its short form], help=help, **settings)``: the flag and what it does first, then
+    its settings (``min``, ``max``, ``show_default``), so that one declaration reads as one short call. The
+    short form comes from :data:`SHORT_FLAGS`."""
+    short = SHORT_FLAGS.get(flag)
     return typer.Option(flag, *([short] if short else []), help=help, **settings)
 
 
@@ -37,11 +54,9 @@ ParserChoice = choices_enum("ParserChoice", list(READERS))
 
 TYPES_HELP = f"Scramble types, repeated or comma-separated: {known_type_names()}."
 
-TypesOption = Annotated[list[str] | None, option("--types", TYPES_HELP, short="-t", show_default=False)]
+TypesOption = Annotated[list[str] | None, option("--types", TYPES_HELP, show_default=False)]
 SeedOption = Annotated[int, option("--seed", "Seed (same seed, same output).", min=0)]
-BuildDirOption = Annotated[
-    Path, option("--out", "Build folder (named like the dataset, for load_dataset).", short="-o")
-]
+BuildDirOption = Annotated[Path, option("--out", "Build folder (named like the dataset, for load_dataset).")]
 DEFAULT_BUILD = DEFAULT_BUILD_DIR
 ConfidenceLevelOption = Annotated[
     float, option("--confidence-level", "Bootstrap interval level, in (0, 1).", min=0.0, max=1.0)

@@ -37,18 +37,16 @@ def probe(
         option(
             "--model",
             "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).",
-            short="-m",
         ),
     ] = None,
     backend: Annotated[
-        ProbeBackend, option("--backend", "Where the model runs (in-process transformers).", short="-b")
+        ProbeBackend, option("--backend", "Where the model runs (in-process transformers).")
     ] = ProbeBackend.transformers,
     types: Annotated[
         list[str] | None,
         option(
             "--types",
             f"Scramble settings, repeat or comma-separate (default: {DEFAULT_TYPES_TEXT}).",
-            short="-t",
         ),
     ] = None,
     limit_train: Annotated[

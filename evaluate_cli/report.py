@@ -61,12 +61,10 @@ def report(
     ],
     fmt: Annotated[
         FormatChoice,
-        option(
-            "--format", "Table format; html is one self-contained page with figures and settings.", short="-f"
-        ),
+        option("--format", "Table format; html is one self-contained page with figures and settings."),
     ] = FormatChoice.markdown,
     output: Annotated[
-        Path | None, option("--output", "Write the report to this file instead of stdout.", short="-o")
+        Path | None, option("--output", "Write the report to this file instead of stdout.")
     ] = None,
     ci: Annotated[bool, option("--ci", "Show bootstrap intervals beside each score.")] = False,
     plot: Annotated[

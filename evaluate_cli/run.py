@@ -42,14 +42,13 @@ TASKS_HELP = f"Only these tasks: {', '.join(TASKS)}."
 def run(
     ctx: typer.Context,
     backend: Annotated[
-        BackendChoice, option("--backend", "Where the model runs (backends below).", short="-b")
+        BackendChoice, option("--backend", "Where the model runs (backends below).")
     ] = BackendChoice.llama_cpp,
     model: Annotated[
         str | None,
         option(
             "--model",
             "Model id, or a .gguf path for llama-cpp (default: the embedded SmolLM2-135M-Instruct).",
-            short="-m",
         ),
     ] = None,
     base_url: Annotated[
@@ -67,14 +66,14 @@ def run(
         str | None, option("--provider", "Inference Provider for --backend hf (e.g. together).")
     ] = None,
     suite: Annotated[
-        SuiteChoice, option("--suite", "A named grid of configs (suites below).", short="-s")
+        SuiteChoice, option("--suite", "A named grid of configs (suites below).")
     ] = SuiteChoice.quick,
-    datasets: Annotated[list[str] | None, option("--datasets", DATASETS_HELP, short="-d")] = None,
+    datasets: Annotated[list[str] | None, option("--datasets", DATASETS_HELP)] = None,
     types: TypesOption = None,
     tasks: Annotated[list[str] | None, option("--tasks", TASKS_HELP)] = None,
     limit: Annotated[
         int | None,
-        option("--limit", "At most N samples per config (the quick suite defaults to 8).", short="-n", min=1),
+        option("--limit", "At most N samples per config (the quick suite defaults to 8).", min=1),
     ] = None,
     seed: Annotated[
         int, option("--seed", "Seed of the exemplar scrambling, the decoding and the bootstrap.", min=0)
@@ -96,9 +95,7 @@ def run(
         Path | None,
         option("--run-dir", "Run folder (default: runs/<model>-<hash of the settings>, so reruns resume)."),
     ] = None,
-    concurrency: Annotated[
-        int, option("--concurrency", "Requests in flight at once.", short="-c", min=1)
-    ] = 8,
+    concurrency: Annotated[int, option("--concurrency", "Requests in flight at once.", min=1)] = 8,
     max_rps: Annotated[
         float | None, option("--max-rps", "At most this many requests per second.", min=0.001)
     ] = None,

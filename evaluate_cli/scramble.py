@@ -27,7 +27,7 @@ def scramble(
         ),
     ],
     columns: Annotated[
-        list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).", short="-c")
+        list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")
     ],
     types: TypesOption = None,
     recipe: Annotated[
@@ -38,9 +38,7 @@ def scramble(
     ] = None,
     out: Annotated[
         Path | None,
-        option(
-            "--out", "Output folder (replaced atomically if it holds a previous scramble output).", short="-o"
-        ),
+        option("--out", "Output folder (replaced atomically if it holds a previous scramble output)."),
     ] = None,
     push: Annotated[
         str | None, option("--push", "Also (or only) upload to this Hub dataset ORG/NAME.")

@@ -53,3 +53,25 @@ def test_console_script_prints_no_traceback():
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_a_short_option_means_one_thing_in_every_command():
+    """``-s`` is ``--suite`` wherever it exists (it was also ``build --sources``), and a command's short options
+    are the ones the one table, options.SHORT_FLAGS, gives its long options."""
+    import typer
+
+    from scrambled_bench.evaluate_cli.main import app
+    from scrambled_bench.evaluate_cli.options import SHORT_FLAGS
+
+    meaning: dict[str, set[str]] = {}
+    for name, command in typer.main.get_command(app).commands.items():
+        for param in command.params:
+            longs = [opt for opt in param.opts if opt.startswith("--")]
+            shorts = [opt for opt in param.opts if not opt.startswith("--")]
+            for long in longs:
+                assert shorts == ([SHORT_FLAGS[long]] if long in SHORT_FLAGS else []), (name, param.opts)
+            for short in shorts:
+                meaning.setdefault(short, set()).update(longs)
+    # one meaning per letter; -o is where a command writes, a folder (--out) or a file (--output)
+    assert {short: longs for short, longs in meaning.items() if len(longs) > 1} == {"-o": {"--out", "--output"}}
+    assert meaning["-s"] == {"--suite"} and meaning["-t"] == {"--types"}
