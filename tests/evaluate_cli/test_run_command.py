@@ -193,7 +193,7 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
         (["--limit", "0"], "Invalid value for '--limit' / '-n': Input should be greater than or equal to 1"),
         (
             ["--concurrency", "0"],
-            "Invalid value for '--concurrency' / '-c': Input should be greater than or equal to 1",
+            "Invalid value for '--concurrency': Input should be greater than or equal to 1",
         ),
         (["--retries", "-1"], "Invalid value for '--retries': Input should be greater than or equal to 0"),
     ],
