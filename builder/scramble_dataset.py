@@ -216,9 +216,18 @@ def _map_batch(
     variant: Variant,
     column_order: Sequence[str],
 ) -> dict[str, list[Any]]:
-    """One batch under one of the job's variants, its rows keyed as the job says: ``Dataset.map``'s
-    function (top level, so that its worker processes can import it) and the streamed path's."""
-    keys = row_keys(batch, indices, job.id_column)
+    """``Dataset.map``'s function (top level, so that its worker processes can import it)."""
+    return _job_batch(batch, row_keys(batch, indices, job.id_column), job, variant, column_order)
+
+
+def _job_batch(
+    batch: Mapping[str, Sequence[Any]],
+    keys: Sequence[str],
+    job: ScrambleJob,
+    variant: Variant,
+    column_order: Sequence[str],
+) -> dict[str, list[Any]]:
+    """One keyed batch under one of the job's variants: the map and the streamed path alike."""
     return scramble_batch(
         batch, keys, columns=job.columns, variant=variant, seed=job.seed, column_order=column_order
     )
@@ -231,11 +240,8 @@ def _scramble_streamed_batch(
     worker processes of ``--num-proc``."""
     batch, first_index, job, column_order = work
     rows = len(next(iter(batch.values()))) if batch else 0
-    indices = range(first_index, first_index + rows)
-    return [
-        _map_batch(batch, indices, job=job, variant=variant, column_order=column_order)
-        for variant in job.variants
-    ]
+    keys = row_keys(batch, range(first_index, first_index + rows), job.id_column)  # once for all variants
+    return [_job_batch(batch, keys, job, variant, column_order) for variant in job.variants]
 
 
 # --------------------------------------------------------------------------------------------------
