@@ -47,20 +47,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "builder" / "fixtures" / "sources"
+from bench_builder import FIXTURES, default_mirror  # the same source mirror as the build benchmark
+
 WORD = re.compile(r"\w+")
-
-
-def default_mirror() -> Path:
-    from scrambled_bench.io import shared_data_dir
-
-    if os.environ.get("SCRAMBLED_BENCH_SOURCE_DIR"):
-        return Path(os.environ["SCRAMBLED_BENCH_SOURCE_DIR"])
-    shared = shared_data_dir()
-    if shared is not None and (shared / "sources").is_dir():
-        return shared / "sources"
-    return FIXTURES
 
 
 def source_texts(mirror: Path) -> list[tuple[str, str]]:
