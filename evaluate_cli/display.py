@@ -83,18 +83,6 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             table.add_column(column, justify="right", no_wrap=True)
     notes = Footnotes()
 
-    def fmt(score: Mapping[str, Any] | None, name: str, digits: int = 2) -> str:
-        # intervals are in results.json and `scrambled-bench report --ci`; the summary stays one line per config
-        if not score:
-            return "-"
-        if score.get("value") is None:
-            return (
-                f"n/a {notes.mark(f'{name} undefined: ' + score['undefined'])}"
-                if score.get("undefined")
-                else "-"
-            )
-        return f"{score['value']:.{digits}f}"
-
     for name, entry in document["configs"].items():
         errors = f"{entry['n_errors']}" + (f" ({entry['error_rate']:.1%})" if entry["n_errors"] else "")
         mean_tokens = entry["prompt_tokens"]["mean"]
@@ -103,10 +91,7 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             str(entry["n_scored"]),
             errors,
             str(entry["unparsed"]),
-            fmt(entry.get("edit_distance"), "ED"),
-            fmt(entry.get("recovery_rate"), "RR", 1),
-            fmt(entry.get("accuracy"), "Acc", 1),
-            fmt(entry.get("relative_performance_gain"), "RPG", 1),
+            *_score_cells(entry, notes),
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
         )
     out.print(table)
@@ -130,6 +115,28 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     for warning in document["engine"].get("store_warnings", []):
         out.print(f"[yellow]warning:[/] {warning}")
     out.print(f"results: {run_dir / 'results.json'}")
+
+
+def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
+    """A config's ED, RR, Acc and RPG as the terminal tables print them (percent scores, one line per config:
+    intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
+    footnote from ``notes`` (a :class:`~scrambled_bench.harness.report.tables.Footnotes`) saying why."""
+
+    def cell(key: str, name: str, digits: int) -> str:
+        score = entry.get(key)
+        if not score:
+            return "-"
+        if score.get("value") is None:
+            undefined = score.get("undefined")
+            return f"n/a {notes.mark(f'{name} undefined: {undefined}')}" if undefined else "-"
+        return f"{score['value']:.{digits}f}"
+
+    return [
+        cell("edit_distance", "ED", 2),
+        cell("recovery_rate", "RR", 1),
+        cell("accuracy", "Acc", 1),
+        cell("relative_performance_gain", "RPG", 1),
+    ]
 
 
 def _print_reader_changes(document: Mapping[str, Any], out: Console) -> None:
@@ -272,26 +279,16 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     """A harness's logged outputs as ``run`` scores them: one line per config (n, unparsed, ED, RR, Acc, RPG)."""
     from rich.table import Table
 
+    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, scores_in
 
     document = scores_in(document, PERCENT)  # the document holds fractions, as results.json
     table = Table(title=f"{document['source']} output in {document['folder']} ({document['reader']} reader)")
     for column in ("config", "n", "unparsed", "ED", "RR %", "Acc %", "RPG %"):
         table.add_column(column, no_wrap=True, justify="left" if column == "config" else "right")
-
-    def fmt(score: Mapping[str, Any] | None, digits: int) -> str:
-        if not score or score.get("value") is None:
-            return "-"
-        return f"{score['value']:.{digits}f}"
-
+    notes = Footnotes()
     for name, entry in document["configs"].items():
-        table.add_row(
-            name,
-            str(entry["n_scored"]),
-            str(entry["unparsed"]),
-            fmt(entry.get("edit_distance"), 2),
-            fmt(entry.get("recovery_rate"), 1),
-            fmt(entry.get("accuracy"), 1),
-            fmt(entry.get("relative_performance_gain"), 1),
-        )
+        table.add_row(name, str(entry["n_scored"]), str(entry["unparsed"]), *_score_cells(entry, notes))
     out.print(table)
+    for line in notes.lines():
+        out.print(line, markup=False, highlight=False)
