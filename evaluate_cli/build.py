@@ -21,34 +21,13 @@ from scrambled_bench.names import split_names
 
 def build(
     out: BuildDirOption = DEFAULT_BUILD,
-    sources: Annotated[
-        list[str] | None,
-        option(
-            "--sources",
-            "Sources: realtimeqa, dream, aqua (repeat or comma-separate; default: all).",
-        ),
-    ] = None,
+    sources: Annotated[list[str] | None, option("--sources", "Sources: realtimeqa, dream, aqua (repeat or comma-separate; default: all).")] = None,
     types: TypesOption = None,
     seed: SeedOption = 0,
-    source_dir: Annotated[
-        Path | None,
-        option(
-            "--source-dir",
-            "Upstream mirror laid out <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR, else GitHub).",
-        ),
-    ] = None,
-    window: Annotated[
-        str | None,
-        option("--window", "RealtimeQA weeks START:END (YYYY-MM-DD:YYYY-MM-DD; default: the paper's)."),
-    ] = None,
-    replace: Annotated[
-        bool,
-        option(
-            "--replace",
-            "Build exactly these sources and types, replacing the build in --out (default: add to it).",
-        ),
-    ] = False,
-) -> None:
+    source_dir: Annotated[Path | None, option("--source-dir", "Upstream mirror laid out <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR, else GitHub).")] = None,
+    window: Annotated[str | None, option("--window", "RealtimeQA weeks START:END (YYYY-MM-DD:YYYY-MM-DD; default: the paper's).")] = None,
+    replace: Annotated[bool, option("--replace", "Build exactly these sources and types, replacing the build in --out (default: add to it).")] = False,
+) -> None:  # fmt: skip
     """Build the Scrambled Bench: parquet per config, a dataset card and a manifest.
 
     Configs are named {source}_{type} with one split, test, so that
@@ -109,11 +88,9 @@ def build(
 
 def push(
     repo: Annotated[str, option("--repo", "Hub dataset repository ORG/NAME, e.g. my-org/scrambled_bench.")],
-    build: Annotated[
-        Path, option("--build", "Build folder made by `scrambled-bench build`.")
-    ] = DEFAULT_BUILD,
+    build: Annotated[Path, option("--build", "Build folder made by `scrambled-bench build`.")] = DEFAULT_BUILD,
     private: PrivateOption = False,
-) -> None:
+) -> None:  # fmt: skip
     """Upload a build to the Hugging Face Hub and tag it with its version.
 
     Afterwards `load_dataset("ORG/scrambled_bench", "dream_kfl", revision="v1.0.0")` pins it. Pushing a

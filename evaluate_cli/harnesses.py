@@ -12,21 +12,10 @@ from scrambled_bench.evaluate_cli.options import option
 
 
 def lm_eval_path(
-    data: Annotated[
-        str | None,
-        option(
-            "--data",
-            "The tasks read this build folder or Hub dataset id (default: ./scrambled_bench where lm_eval runs).",
-        ),
-    ] = None,
-    revision: Annotated[
-        str | None, option("--revision", "Hub dataset revision (tag, branch or commit), with a Hub --data.")
-    ] = None,
-    out: Annotated[
-        Path | None,
-        option("--out", "Write the tasks for --data here (default: a folder in ~/.cache/scrambled_bench)."),
-    ] = None,
-) -> None:
+    data: Annotated[str | None, option("--data", "The tasks read this build folder or Hub dataset id (default: ./scrambled_bench where lm_eval runs).")] = None,
+    revision: Annotated[str | None, option("--revision", "Hub dataset revision (tag, branch or commit), with a Hub --data.")] = None,
+    out: Annotated[Path | None, option("--out", "Write the tasks for --data here (default: a folder in ~/.cache/scrambled_bench).")] = None,
+) -> None:  # fmt: skip
     """Print the folder of the Scrambled Bench tasks for lm_eval's --include_path.
 
     One task per config of the paper suite (scrambled_bench_scrqa_dream_kfl,

@@ -1,6 +1,9 @@
 """Options shared by several commands, declared once (as the ``hf`` CLI of huggingface_hub does); the choices
 they take, built from the registries they name (backends, suites, tasks), never restated; and :func:`option`,
-with which every command declares its own options."""
+with which every command declares its own options.
+
+A command's signature is a table: one option per line (type, flag, help, bounds, default), the header marked
+``# fmt: skip`` so that the formatter does not fold it into four-line blocks that all look alike."""
 
 from __future__ import annotations
 

@@ -32,69 +32,22 @@ class ProbeBackend(str, Enum):
 
 
 def probe(
-    model: Annotated[
-        str | None,
-        option(
-            "--model",
-            "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).",
-        ),
-    ] = None,
-    backend: Annotated[
-        ProbeBackend, option("--backend", "Where the model runs (in-process transformers).")
-    ] = ProbeBackend.transformers,
-    types: Annotated[
-        list[str] | None,
-        option(
-            "--types",
-            f"Scramble settings, repeat or comma-separate (default: {DEFAULT_TYPES_TEXT}).",
-        ),
-    ] = None,
-    limit_train: Annotated[
-        int | None,
-        option(
-            "--limit-train",
-            f"DREAM train questions per setting for the probes (default: {DEFAULT_LIMIT_TRAIN}).",
-            min=1,
-        ),
-    ] = None,
-    limit_eval: Annotated[
-        int | None,
-        option(
-            "--limit-eval",
-            f"DREAM dev + test questions per setting for scoring (default: {DEFAULT_LIMIT_EVAL}).",
-            min=1,
-        ),
-    ] = None,
-    full: Annotated[
-        bool, option("--full", "Every question: 6,116 train, 4,081 dev + test (hours on a CPU; for a GPU).")
-    ] = False,
-    layers: Annotated[
-        str, option("--layers", "'all' or layer numbers such as 0,4,8 (0 = the embeddings).")
-    ] = "all",
+    model: Annotated[str | None, option("--model", "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).")] = None,
+    backend: Annotated[ProbeBackend, option("--backend", "Where the model runs (in-process transformers).")] = ProbeBackend.transformers,
+    types: Annotated[list[str] | None, option("--types", f"Scramble settings, repeat or comma-separate (default: {DEFAULT_TYPES_TEXT}).")] = None,
+    limit_train: Annotated[int | None, option("--limit-train", f"DREAM train questions per setting for the probes (default: {DEFAULT_LIMIT_TRAIN}).", min=1)] = None,
+    limit_eval: Annotated[int | None, option("--limit-eval", f"DREAM dev + test questions per setting for scoring (default: {DEFAULT_LIMIT_EVAL}).", min=1)] = None,
+    full: Annotated[bool, option("--full", "Every question: 6,116 train, 4,081 dev + test (hours on a CPU; for a GPU).")] = False,
+    layers: Annotated[str, option("--layers", "'all' or layer numbers such as 0,4,8 (0 = the embeddings).")] = "all",
     batch_size: Annotated[int, option("--batch-size", "Prompts per forward pass (left-padded).", min=1)] = 8,
-    device: Annotated[
-        Device, option("--device", "auto (CUDA when there is one), cpu or cuda.")
-    ] = Device.auto,
-    run_dir: Annotated[
-        Path | None,
-        option("--run-dir", "Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there)."),
-    ] = None,
-    source_dir: Annotated[
-        Path | None,
-        option(
-            "--source-dir",
-            "DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).",
-        ),
-    ] = None,
-    seed: Annotated[
-        int, option("--seed", "Seed of the scrambling, the question choice, the probes, the bootstrap.")
-    ] = 0,
-    confidence_level: Annotated[
-        float, option("--confidence-level", "Bootstrap interval level.", min=0.5, max=0.999)
-    ] = 0.95,
+    device: Annotated[Device, option("--device", "auto (CUDA when there is one), cpu or cuda.")] = Device.auto,
+    run_dir: Annotated[Path | None, option("--run-dir", "Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there).")] = None,
+    source_dir: Annotated[Path | None, option("--source-dir", "DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).")] = None,
+    seed: Annotated[int, option("--seed", "Seed of the scrambling, the question choice, the probes, the bootstrap.")] = 0,
+    confidence_level: Annotated[float, option("--confidence-level", "Bootstrap interval level.", min=0.5, max=0.999)] = 0.95,
     n_resamples: NResamplesOption = 1000,
     progress: Annotated[bool, option("--progress/--no-progress", "Show a progress bar with ETA.")] = True,
-) -> None:
+) -> None:  # fmt: skip
     """Probe every layer for the DREAM answer under each scramble setting (Appendix A.3, Figures 7-8).
 
     For each layer (0 = embeddings) a logistic regression reads the last prompt token's hidden state

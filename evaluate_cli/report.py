@@ -53,78 +53,23 @@ def expand_bare_paper(argv: Sequence[str]) -> list[str]:
 
 
 def report(
-    runs: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Run folders (a results.json, or a probe run's probe.json), one row group per model."
-        ),
-    ],
-    fmt: Annotated[
-        FormatChoice,
-        option("--format", "Table format; html is one self-contained page with figures and settings."),
-    ] = FormatChoice.markdown,
-    output: Annotated[
-        Path | None, option("--output", "Write the report to this file instead of stdout.")
-    ] = None,
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (a results.json, or a probe run's probe.json), one row group per model.")],
+    fmt: Annotated[FormatChoice, option("--format", "Table format; html is one self-contained page with figures and settings.")] = FormatChoice.markdown,
+    output: Annotated[Path | None, option("--output", "Write the report to this file instead of stdout.")] = None,
     ci: Annotated[bool, option("--ci", "Show bootstrap intervals beside each score.")] = False,
-    plot: Annotated[
-        Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")
-    ] = None,
-    paper: Annotated[
-        str | None,
-        option(
-            PAPER_OPTION,
-            "Add the paper's models as reference rows and series: alone, all nineteen; or a "
-            "comma-separated selection, any case (gpt-4,llama-2-70b).",
-            show_default=False,
-        ),
-    ] = None,
-    params: Annotated[
-        list[str] | None,
-        option(
-            "--params",
-            "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for "
-            "several (repeatable); else read from the model's files where the run recorded them.",
-            show_default=False,
-        ),
-    ] = None,
-    compare: Annotated[
-        bool,
-        option("--compare", "Paired significance of every run against the first, on the samples they share."),
-    ] = False,
+    plot: Annotated[Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")] = None,
+    paper: Annotated[str | None, option(PAPER_OPTION, "Add the paper's models as reference rows and series: alone, all nineteen; or a comma-separated selection, any case (gpt-4,llama-2-70b).", show_default=False)] = None,
+    params: Annotated[list[str] | None, option("--params", "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for several (repeatable); else read from the model's files where the run recorded them.", show_default=False)] = None,
+    compare: Annotated[bool, option("--compare", "Paired significance of every run against the first, on the samples they share.")] = False,
     n_resamples: NResamplesOption = 1000,
     confidence_level: ConfidenceLevelOption = 0.95,
     seed: SeedOption = 0,
-    push: Annotated[
-        str | None,
-        option("--push", "Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False),
-    ] = None,
+    push: Annotated[str | None, option("--push", "Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False)] = None,
     private: PrivateOption = False,
-    parser: Annotated[
-        ParserChoice | None,
-        option(
-            "--parser",
-            "Re-read every run's stored outputs with this answer reader (default: as each run was scored); "
-            "paper for numbers comparable with the paper's tables.",
-        ),
-    ] = None,
-    model_card_results: Annotated[
-        str | None,
-        option(
-            "--model-card-results",
-            "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.",
-            show_default=False,
-        ),
-    ] = None,
-    benchmark: Annotated[
-        str | None,
-        option(
-            "--benchmark",
-            "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
+    parser: Annotated[ParserChoice | None, option("--parser", "Re-read every run's stored outputs with this answer reader (default: as each run was scored); paper for numbers comparable with the paper's tables.")] = None,
+    model_card_results: Annotated[str | None, option("--model-card-results", "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.", show_default=False)] = None,
+    benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
+) -> None:  # fmt: skip
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
     Examples:

@@ -41,106 +41,36 @@ TASKS_HELP = f"Only these tasks: {', '.join(TASKS)}."
 
 def run(
     ctx: typer.Context,
-    backend: Annotated[
-        BackendChoice, option("--backend", "Where the model runs (backends below).")
-    ] = BackendChoice.llama_cpp,
-    model: Annotated[
-        str | None,
-        option(
-            "--model",
-            "Model id, or a .gguf path for llama-cpp (default: the embedded SmolLM2-135M-Instruct).",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None, option("--base-url", "Server URL for openai / tgi, e.g. http://127.0.0.1:8080/v1.")
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        option(
-            "--api-key",
-            "API key (else OPENAI_API_KEY or HF_TOKEN); never written anywhere.",
-            show_default=False,
-        ),
-    ] = None,
-    provider: Annotated[
-        str | None, option("--provider", "Inference Provider for --backend hf (e.g. together).")
-    ] = None,
-    suite: Annotated[
-        SuiteChoice, option("--suite", "A named grid of configs (suites below).")
-    ] = SuiteChoice.quick,
+    backend: Annotated[BackendChoice, option("--backend", "Where the model runs (backends below).")] = BackendChoice.llama_cpp,
+    model: Annotated[str | None, option("--model", "Model id, or a .gguf path for llama-cpp (default: the embedded SmolLM2-135M-Instruct).")] = None,
+    base_url: Annotated[str | None, option("--base-url", "Server URL for openai / tgi, e.g. http://127.0.0.1:8080/v1.")] = None,
+    api_key: Annotated[str | None, option("--api-key", "API key (else OPENAI_API_KEY or HF_TOKEN); never written anywhere.", show_default=False)] = None,
+    provider: Annotated[str | None, option("--provider", "Inference Provider for --backend hf (e.g. together).")] = None,
+    suite: Annotated[SuiteChoice, option("--suite", "A named grid of configs (suites below).")] = SuiteChoice.quick,
     datasets: Annotated[list[str] | None, option("--datasets", DATASETS_HELP)] = None,
     types: TypesOption = None,
     tasks: Annotated[list[str] | None, option("--tasks", TASKS_HELP)] = None,
-    limit: Annotated[
-        int | None,
-        option("--limit", "At most N samples per config (the quick suite defaults to 8).", min=1),
-    ] = None,
-    seed: Annotated[
-        int, option("--seed", "Seed of the exemplar scrambling, the decoding and the bootstrap.", min=0)
-    ] = 0,
-    data: Annotated[
-        str, option("--data", "Local build folder (built first when missing) or a Hub dataset id.")
-    ] = DEFAULT_DATA,
-    revision: Annotated[
-        str | None, option("--revision", "Hub dataset revision (branch, tag or commit) with a Hub --data.")
-    ] = None,
-    build_missing: Annotated[
-        bool,
-        option(
-            "--build-missing",
-            "Build the datasets into --data when that folder does not exist (the default folder always is).",
-        ),
-    ] = False,
-    run_dir: Annotated[
-        Path | None,
-        option("--run-dir", "Run folder (default: runs/<model>-<hash of the settings>, so reruns resume)."),
-    ] = None,
+    limit: Annotated[int | None, option("--limit", "At most N samples per config (the quick suite defaults to 8).", min=1)] = None,
+    seed: Annotated[int, option("--seed", "Seed of the exemplar scrambling, the decoding and the bootstrap.", min=0)] = 0,
+    data: Annotated[str, option("--data", "Local build folder (built first when missing) or a Hub dataset id.")] = DEFAULT_DATA,
+    revision: Annotated[str | None, option("--revision", "Hub dataset revision (branch, tag or commit) with a Hub --data.")] = None,
+    build_missing: Annotated[bool, option("--build-missing", "Build the datasets into --data when that folder does not exist (the default folder always is).")] = False,
+    run_dir: Annotated[Path | None, option("--run-dir", "Run folder (default: runs/<model>-<hash of the settings>, so reruns resume).")] = None,
     concurrency: Annotated[int, option("--concurrency", "Requests in flight at once.", min=1)] = 8,
-    max_rps: Annotated[
-        float | None, option("--max-rps", "At most this many requests per second.", min=0.001)
-    ] = None,
+    max_rps: Annotated[float | None, option("--max-rps", "At most this many requests per second.", min=0.001)] = None,
     max_new_tokens: Annotated[int, option("--max-new-tokens", "Generation length cap.", min=1)] = 256,
-    request_timeout: Annotated[
-        float, option("--request-timeout", "Seconds before one attempt is abandoned and retried.", min=0.001)
-    ] = 120.0,
-    max_retry_after: Annotated[
-        float,
-        option(
-            "--max-retry-after",
-            "Longest Retry-After (s) to wait for; a longer one records the request as failed, for the next resume.",
-            min=0.0,
-        ),
-    ] = 300.0,
-    retries: Annotated[
-        int, option("--retries", "Retries per request (429, 5xx, timeouts, dropped connections).", min=0)
-    ] = 5,
-    n_ctx: Annotated[
-        int | None,
-        option(
-            "--n-ctx",
-            "Context window of the llama-cpp model (default: the model's own); longer prompts are counted skips.",
-            min=16,
-        ),
-    ] = None,
-    exemplar_rate: Annotated[
-        list[int] | None,
-        option(
-            "--exemplar-rate",
-            "AQuA: percent of exemplar-question words scrambled: 0, 20, 50, 100 (repeatable).",
-        ),
-    ] = None,
-    prompt_mode: Annotated[
-        PromptModeChoice,
-        option("--prompt-mode", "chat: the prompt as one user message; completion: the raw prompt."),
-    ] = PromptModeChoice.chat,
+    request_timeout: Annotated[float, option("--request-timeout", "Seconds before one attempt is abandoned and retried.", min=0.001)] = 120.0,
+    max_retry_after: Annotated[float, option("--max-retry-after", "Longest Retry-After (s) to wait for; a longer one records the request as failed, for the next resume.", min=0.0)] = 300.0,
+    retries: Annotated[int, option("--retries", "Retries per request (429, 5xx, timeouts, dropped connections).", min=0)] = 5,
+    n_ctx: Annotated[int | None, option("--n-ctx", "Context window of the llama-cpp model (default: the model's own); longer prompts are counted skips.", min=16)] = None,
+    exemplar_rate: Annotated[list[int] | None, option("--exemplar-rate", "AQuA: percent of exemplar-question words scrambled: 0, 20, 50, 100 (repeatable).")] = None,
+    prompt_mode: Annotated[PromptModeChoice, option("--prompt-mode", "chat: the prompt as one user message; completion: the raw prompt.")] = PromptModeChoice.chat,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     confidence_level: ConfidenceLevelOption = 0.95,
     n_resamples: NResamplesOption = 1000,
-    dry_run: Annotated[
-        bool, option("--dry-run", "Print the requests and prompt tokens the run would send, send nothing.")
-    ] = False,
+    dry_run: Annotated[bool, option("--dry-run", "Print the requests and prompt tokens the run would send, send nothing.")] = False,
     progress: ProgressOption = True,
-) -> None:
+) -> None:  # fmt: skip
     """Evaluate a model on Scrambled Bench; rerunning the same command resumes where it stopped.
 
     Examples:

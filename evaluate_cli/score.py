@@ -23,58 +23,18 @@ DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
 
 
 def score(
-    files: Annotated[
-        list[Path] | None,
-        typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file."),
-    ] = None,
-    task: Annotated[
-        ScoreTaskChoice | None,
-        option(
-            "--task",
-            "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, "
-            "dataset[, condition, id]); needed with FILES.",
-        ),
-    ] = None,
-    from_lm_eval: Annotated[
-        Path | None,
-        option(
-            "--from-lm-eval",
-            "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): "
-            "ED, RR, Acc and RPG per config, as `run` scores them.",
-        ),
-    ] = None,
-    from_lighteval: Annotated[
-        Path | None,
-        option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details)."),
-    ] = None,
+    files: Annotated[list[Path] | None, typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file.")] = None,
+    task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
+    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them.")] = None,
+    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details).")] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
-    dataset: Annotated[
-        DatasetChoice | None,
-        option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought)."),
-    ] = None,
-    details: Annotated[
-        Path | None,
-        option("--details", "Write one JSONL row per input row: what was read, by which reader and rule."),
-    ] = None,
-    confidence_level: Annotated[
-        float | None,
-        option(
-            "--confidence-level",
-            "Add percentile-bootstrap intervals at this level, e.g. 0.95.",
-            min=0.0,
-            max=1.0,
-        ),
-    ] = None,
+    dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
+    details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
+    confidence_level: Annotated[float | None, option("--confidence-level", "Add percentile-bootstrap intervals at this level, e.g. 0.95.", min=0.0, max=1.0)] = None,
     n_resamples: NResamplesOption = 1000,
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
-    first_line: Annotated[
-        bool,
-        option(
-            "--first-line",
-            "recovery: keep only the first line of each prediction (for models not stopped at a newline).",
-        ),
-    ] = False,
-) -> None:
+    first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
+) -> None:  # fmt: skip
     """Score predictions made by any tool; print a JSON summary (fractions) on stdout.
 
     Recovery rows carry `prediction`, `original` and `scrambled`; the
@@ -171,30 +131,12 @@ def _score_harness_output(
 
 
 def reproduce(
-    outputs: Annotated[
-        Path,
-        option(
-            "--outputs",
-            "A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).",
-        ),
-    ],
+    outputs: Annotated[Path, option("--outputs", "A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).")],
     parser: ParserOption = ParserChoice[DEFAULT_READER],
-    tables: Annotated[
-        Path | None,
-        option("--tables", "The paper's tables as JSON (default: the copy shipped in the package)."),
-    ] = None,
-    as_json: Annotated[
-        Path | None,
-        option("--json", "Also write every cell (reproduced, paper, difference) to this JSON file."),
-    ] = None,
-    dream_annotations: Annotated[
-        Path | None,
-        option(
-            "--dream-annotations",
-            "DREAM's annotation/ folder (github.com/nlpdata/dream): adds Tables 7 and 8, by question category.",
-        ),
-    ] = None,
-) -> None:
+    tables: Annotated[Path | None, option("--tables", "The paper's tables as JSON (default: the copy shipped in the package).")] = None,
+    as_json: Annotated[Path | None, option("--json", "Also write every cell (reproduced, paper, difference) to this JSON file.")] = None,
+    dream_annotations: Annotated[Path | None, option("--dream-annotations", "DREAM's annotation/ folder (github.com/nlpdata/dream): adds Tables 7 and 8, by question category.")] = None,
+) -> None:  # fmt: skip
     """Recompute the paper's Tables 1 and 3-8 from released outputs.
 
     Every model found in the folder is read from its raw outputs with the

@@ -19,65 +19,22 @@ RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
 
 
 def scramble(
-    source: Annotated[
-        str,
-        typer.Argument(
-            help="A Hub dataset id (owner/name), a local folder, or data files (parquet, JSON Lines, CSV, "
-            "text; a glob works)."
-        ),
-    ],
-    columns: Annotated[
-        list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")
-    ],
+    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, or data files (parquet, JSON Lines, CSV, text; a glob works).")],
+    columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")],
     types: TypesOption = None,
-    recipe: Annotated[
-        RecipeChoice | None,
-        option(
-            "--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type."
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        option("--out", "Output folder (replaced atomically if it holds a previous scramble output)."),
-    ] = None,
-    push: Annotated[
-        str | None, option("--push", "Also (or only) upload to this Hub dataset ORG/NAME.")
-    ] = None,
+    recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
+    out: Annotated[Path | None, option("--out", "Output folder (replaced atomically if it holds a previous scramble output).")] = None,
+    push: Annotated[str | None, option("--push", "Also (or only) upload to this Hub dataset ORG/NAME.")] = None,
     private: PrivateOption = False,
-    split: Annotated[
-        list[str] | None, option("--split", "Splits to scramble (repeat or comma-separate; default: all).")
-    ] = None,
-    config: Annotated[
-        str | None, option("--config", "The source's config (subset), where it has several.")
-    ] = None,
+    split: Annotated[list[str] | None, option("--split", "Splits to scramble (repeat or comma-separate; default: all).")] = None,
+    config: Annotated[str | None, option("--config", "The source's config (subset), where it has several.")] = None,
     revision: Annotated[str | None, option("--revision", "Hub revision (branch, tag or commit).")] = None,
     seed: SeedOption = 0,
-    num_proc: Annotated[
-        int, option("--num-proc", "Worker processes (datasets.map; a process pool when streaming).", min=1)
-    ] = 1,
-    streaming: Annotated[
-        bool,
-        option(
-            "--streaming", "Stream the source (larger than memory); parquet shards are written as it goes."
-        ),
-    ] = False,
-    id_column: Annotated[
-        str | None,
-        option(
-            "--id-column",
-            "Column whose value keys each row's scramble (default: the row's index in its split).",
-        ),
-    ] = None,
-    sample_rate: Annotated[
-        float | None,
-        option(
-            "--sample-rate",
-            "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).",
-            min=0,
-            max=100,
-        ),
-    ] = None,
-) -> None:
+    num_proc: Annotated[int, option("--num-proc", "Worker processes (datasets.map; a process pool when streaming).", min=1)] = 1,
+    streaming: Annotated[bool, option("--streaming", "Stream the source (larger than memory); parquet shards are written as it goes.")] = False,
+    id_column: Annotated[str | None, option("--id-column", "Column whose value keys each row's scramble (default: the row's index in its split).")] = None,
+    sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", min=0, max=100)] = None,
+) -> None:  # fmt: skip
     """Scramble text columns of any dataset: `<column>` scrambled, `<column>_original` beside it.
 
     One output config per type (or the recipe's one) with the source's splits, a dataset card and a
