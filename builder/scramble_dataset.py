@@ -96,6 +96,19 @@ class ScrambleJob:
     seed: int = 0
     id_column: str | None = None
 
+    def scramble_keyed(
+        self,
+        batch: Mapping[str, Sequence[Any]],
+        keys: Sequence[str],
+        variant: Variant,
+        column_order: Sequence[str],
+    ) -> dict[str, list[Any]]:
+        """One keyed batch under one of the job's variants (:func:`scramble_batch` with the job's columns and
+        seed): the map and the streamed path alike."""
+        return scramble_batch(
+            batch, keys, columns=self.columns, variant=variant, seed=self.seed, column_order=column_order
+        )
+
 
 def variants_for(
     types: Sequence[str] | None, recipe: str | None, sample_rate: float | None
@@ -217,20 +230,7 @@ def _map_batch(
     column_order: Sequence[str],
 ) -> dict[str, list[Any]]:
     """``Dataset.map``'s function (top level, so that its worker processes can import it)."""
-    return _job_batch(batch, row_keys(batch, indices, job.id_column), job, variant, column_order)
-
-
-def _job_batch(
-    batch: Mapping[str, Sequence[Any]],
-    keys: Sequence[str],
-    job: ScrambleJob,
-    variant: Variant,
-    column_order: Sequence[str],
-) -> dict[str, list[Any]]:
-    """One keyed batch under one of the job's variants: the map and the streamed path alike."""
-    return scramble_batch(
-        batch, keys, columns=job.columns, variant=variant, seed=job.seed, column_order=column_order
-    )
+    return job.scramble_keyed(batch, row_keys(batch, indices, job.id_column), variant, column_order)
 
 
 def _scramble_streamed_batch(
@@ -241,7 +241,7 @@ def _scramble_streamed_batch(
     batch, first_index, job, column_order = work
     rows = len(next(iter(batch.values()))) if batch else 0
     keys = row_keys(batch, range(first_index, first_index + rows), job.id_column)  # once for all variants
-    return [_job_batch(batch, keys, job, variant, column_order) for variant in job.variants]
+    return [job.scramble_keyed(batch, keys, variant, column_order) for variant in job.variants]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -150,23 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         help="recompute activations to save memory (large models)",
     )
     args = parser.parse_args(argv)
-    out = finetune(
-        args.data,
-        args.config,
-        args.model,
-        args.out,
-        split=args.split,
-        column=args.column,
-        limit=args.limit,
-        max_steps=args.max_steps,
-        epochs=args.epochs,
-        learning_rate=args.learning_rate,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        seed=args.seed,
-        bf16=args.bf16,
-        gradient_checkpointing=args.gradient_checkpointing,
-    )
+    out = finetune(**vars(args))  # every option's dest is one of finetune's parameters
     print(
         f"saved the fine-tuned model to {out}; evaluate it with:\n  scrambled-bench run --backend transformers --model {out}"
     )
