@@ -24,11 +24,10 @@ TEST_FILE = "test.json"
 REQUIRED_FIELDS = ("question", "options", "rationale", "correct")
 
 INFO = SourceInfo(
-    name="aqua",
-    pretty_name="AQuA-RAT",
-    upstream=UPSTREAM,
-    license="apache-2.0",
+    name="aqua", pretty_name="AQuA-RAT", upstream=UPSTREAM, license="apache-2.0",
     license_note="Apache-2.0 (upstream LICENSE, Copyright 2017 Google Inc.).",
+    scrambled_field="the question",
+    columns=(*QA_COLUMNS, ("rationale", "string")),
     citation="""@inproceedings{ling2017program,
   title={Program Induction by Rationale Generation: Learning to Solve and Explain Algebraic Word Problems},
   author={Ling, Wang and Yogatama, Dani and Dyer, Chris and Blunsom, Phil},
@@ -36,12 +35,7 @@ INFO = SourceInfo(
   pages={158--167},
   year={2017}
 }""",
-    scrambled_field="the question",
-    columns=(
-        *QA_COLUMNS,
-        ("rationale", "string"),
-    ),
-)
+)  # fmt: skip
 
 
 def strip_option_label(option: str, letter: str) -> str:

@@ -36,11 +36,13 @@ CATEGORY_NAMES = {"a": "arithmetic", "c": "commonsense", "l": "logic", "m": "mat
 
 
 INFO = SourceInfo(
-    name="dream",
-    pretty_name="DREAM",
-    upstream=UPSTREAM,
-    license="other",
+    name="dream", pretty_name="DREAM", upstream=UPSTREAM, license="other",
     license_note="DREAM is intended for non-commercial research purposes only (upstream license.txt).",
+    scrambled_field="the dialogue (turns joined by newlines)",
+    columns=(
+        *QA_COLUMNS, ("categories", "list<string>"), ("categories_annotator1", "list<string>"),
+        ("dream_split", "string"),
+    ),
     citation="""@article{sun2019dream,
   title={{DREAM}: A Challenge Dataset and Models for Dialogue-Based Reading Comprehension},
   author={Sun, Kai and Yu, Dian and Chen, Jianshu and Yu, Dong and Choi, Yejin and Cardie, Claire},
@@ -49,14 +51,7 @@ INFO = SourceInfo(
   pages={217--231},
   year={2019}
 }""",
-    scrambled_field="the dialogue (turns joined by newlines)",
-    columns=(
-        *QA_COLUMNS,
-        ("categories", "list<string>"),
-        ("categories_annotator1", "list<string>"),
-        ("dream_split", "string"),
-    ),
-)
+)  # fmt: skip
 
 
 class AnnotatedSplit(NamedTuple):

@@ -40,14 +40,13 @@ WEEKLY_FILE = re.compile(r"^(\d{8})_qa\.jsonl$")
 REQUIRED_FIELDS = ("question_id", "question_sentence", "choices", "answer", "evidence")
 
 INFO = SourceInfo(
-    name="realtimeqa",
-    pretty_name="RealtimeQA",
-    upstream=UPSTREAM,
-    license="unknown",
+    name="realtimeqa", pretty_name="RealtimeQA", upstream=UPSTREAM, license="unknown",
     license_note=(
         "No licence file upstream; questions and evidence come from news quizzes (CNN, The Week...). "
         "Redistributed for research, as the paper and the upstream repository do."
     ),
+    scrambled_field="the evidence text",
+    columns=(*QA_COLUMNS, ("used_for_qa", "bool"), ("date", "string")),
     citation="""@inproceedings{kasai2023realtime,
   title={RealTime {QA}: What's the Answer Right Now?},
   author={Jungo Kasai and Keisuke Sakaguchi and Yoichi Takahashi and Ronan Le Bras and Akari Asai and Xinyan Velocity Yu and Dragomir Radev and Noah A. Smith and Yejin Choi and Kentaro Inui},
@@ -55,13 +54,7 @@ INFO = SourceInfo(
   year={2023},
   url={https://openreview.net/forum?id=HfKOIPCvsv}
 }""",
-    scrambled_field="the evidence text",
-    columns=(
-        *QA_COLUMNS,
-        ("used_for_qa", "bool"),
-        ("date", "string"),
-    ),
-)
+)  # fmt: skip
 
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
