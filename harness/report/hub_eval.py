@@ -15,8 +15,10 @@ that calls it (it reads the task registry, which imports the builder).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrambled_bench.builder.build import EVAL_YAML_NAME
 from scrambled_bench.errors import ScrambledBenchError
@@ -38,40 +40,61 @@ BENCHMARK_DESCRIPTION = (
 )
 SPLIT = "test"
 
-FieldSpec = Mapping[str, tuple[bool, type | tuple[type, ...]]]
-"""A documented object's fields: name -> (required, type)."""
 
-# The documented fields (hub-docs, docs/hub/eval-results.md)
-EVAL_YAML_FIELDS: FieldSpec = {
-    "name": (True, str),
-    "description": (False, str),
-    "evaluation_framework": (False, str),
-    "tasks": (True, list),
-}
-EVAL_YAML_TASK_FIELDS: FieldSpec = {
-    "id": (True, str),
-    "config": (True, str),
-    "split": (True, str),
-}
-RESULT_FIELDS: FieldSpec = {
-    "dataset": (True, dict),
-    "value": (True, (int, float)),
-    "verifyToken": (False, str),
-    "date": (False, str),
-    "source": (False, dict),
-    "evaluation_framework": (False, str),
-    "notes": (False, str),
-}
-RESULT_DATASET_FIELDS: FieldSpec = {
-    "id": (True, str),
-    "task_id": (True, str),
-    "revision": (False, str),
-}
-RESULT_SOURCE_FIELDS: FieldSpec = {
-    "url": (True, str),
-    "name": (False, str),
-    "user": (False, str),
-}
+class _HubDocument(BaseModel):
+    """An object the Hub documents: its fields and no other, strictly typed (``"0.5"`` is no number, nor is
+    ``True``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# The documented objects and fields, in the order of hub-docs' docs/hub/eval-results.md
+class EvalYamlTask(_HubDocument):
+    """One task of a benchmark's ``eval.yaml``."""
+
+    id: str = Field(description="the id results name as their dataset.task_id")
+    config: str = Field(description="the dataset config the task reads")
+    split: str = Field(description="the split it evaluates")
+
+
+class EvalYaml(_HubDocument):
+    """The ``eval.yaml`` at the root of a dataset repository, which makes it a benchmark."""
+
+    name: str = Field(description="the benchmark's display name")
+    description: str | None = Field(None, description="what it measures")
+    evaluation_framework: str | None = Field(None, description="the tool that runs it")
+    tasks: list[EvalYamlTask] = Field(description="its tasks, one leaderboard each")
+
+
+class ResultDataset(_HubDocument):
+    """Which benchmark task a result is for."""
+
+    id: str = Field(description="the benchmark dataset's Hub id")
+    task_id: str = Field(description="a task id of its eval.yaml")
+    revision: str | None = Field(None, description="the dataset revision evaluated")
+
+
+class ResultSource(_HubDocument):
+    """Where a result was published."""
+
+    url: str = Field(description="a page that shows it")
+    name: str | None = Field(None, description="that page's name")
+    user: str | None = Field(None, description="the Hub user who published it")
+
+
+class EvalResult(_HubDocument):
+    """One entry of a model repository's ``.eval_results/*.yaml`` list."""
+
+    dataset: ResultDataset = Field(description="the benchmark task it is for")
+    value: float = Field(description="the score, in the benchmark's units")
+    # (camelCase: the Hub's spelling)
+    verifyToken: str | None = Field(None, description="proof that the Hub's evaluator produced it")
+    date: str | None = Field(None, description="when it was produced (ISO-8601)")
+    source: ResultSource | None = Field(None, description="where it was published")
+    evaluation_framework: str | None = Field(None, description="the tool that produced it")
+    notes: str | None = Field(None, description="conditions worth knowing (prompt, reader, samples)")
+
+
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
@@ -159,19 +182,31 @@ def benchmark_eval_yaml(
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _check_fields(where: str, value: Any, fields: FieldSpec) -> None:
-    if not isinstance(value, dict):
-        raise ScrambledBenchError(f"{where}: expected a mapping, got {type(value).__name__}")
-    unknown = sorted(set(value) - set(fields))
+def _check_fields(where: str, value: Any, model: type[BaseModel]) -> None:
+    """A one-line error naming the first thing in ``value`` that ``model`` does not document: unknown
+    fields first, then a missing or mistyped one, at its path (``where tasks[0]``)."""
+    try:
+        model.model_validate(value)
+    except ValidationError as exc:
+        raise ScrambledBenchError(_first_problem(where, exc.errors())) from None
+
+
+def _first_problem(where: str, errors: Sequence[Any]) -> str:
+    def at(loc: Sequence[str | int]) -> str:
+        path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+        return f"{where} {path}" if path else where
+
+    unknown = [error["loc"] for error in errors if error["type"] == "extra_forbidden"]
     if unknown:
-        raise ScrambledBenchError(f"{where}: fields the Hub does not document: {', '.join(unknown)}")
-    for field, (required, kind) in fields.items():
-        if field not in value:
-            if required:
-                raise ScrambledBenchError(f"{where}: missing required field {field!r}")
-            continue
-        if not isinstance(value[field], kind) or isinstance(value[field], bool):
-            raise ScrambledBenchError(f"{where}.{field}: wrong type {type(value[field]).__name__}")
+        names = ", ".join(sorted(str(loc[-1]) for loc in unknown))
+        return f"{at(unknown[0][:-1])}: fields the Hub does not document: {names}"
+    error = errors[0]
+    loc, value = error["loc"], error["input"]
+    if error["type"] == "missing":
+        return f"{at(loc[:-1])}: missing required field {loc[-1]!r}"
+    if error["type"] == "model_type":
+        return f"{at(loc)}: expected a mapping, got {type(value).__name__}"
+    return f"{at(loc)}: wrong type {type(value).__name__}"
 
 
 def validate_eval_yaml(document: Any) -> None:
@@ -183,13 +218,10 @@ def validate_eval_yaml(document: Any) -> None:
     ...
     scrambled_bench.errors.ScrambledBenchError: eval.yaml tasks[0]: missing required field 'split'
     """
-    _check_fields(EVAL_YAML, document, EVAL_YAML_FIELDS)
+    _check_fields(EVAL_YAML, document, EvalYaml)
     if not document["tasks"]:
         raise ScrambledBenchError(f"{EVAL_YAML}: no tasks")
-    ids = []
-    for index, task in enumerate(document["tasks"]):
-        _check_fields(f"{EVAL_YAML} tasks[{index}]", task, EVAL_YAML_TASK_FIELDS)
-        ids.append(task["id"])
+    ids = [task["id"] for task in document["tasks"]]
     if len(ids) != len(set(ids)):
         raise ScrambledBenchError(f"{EVAL_YAML}: task ids repeat")
 
@@ -202,23 +234,20 @@ def validate_eval_results(entries: Any, task_ids: Iterable[str] | None = None) -
     >>> validate_eval_results([{"dataset": {"id": "Idavidrein/gpqa"}, "value": 0.412}])
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: .eval_results[0].dataset: missing required field 'task_id'
+    scrambled_bench.errors.ScrambledBenchError: .eval_results[0] dataset: missing required field 'task_id'
     """
     if not isinstance(entries, list) or not entries:
         raise ScrambledBenchError(f"{EVAL_RESULTS_DIR}: expected a non-empty list of results")
     known = set(task_ids) if task_ids is not None else None
     for index, entry in enumerate(entries):
         where = f"{EVAL_RESULTS_DIR}[{index}]"
-        _check_fields(where, entry, RESULT_FIELDS)
-        _check_fields(f"{where}.dataset", entry["dataset"], RESULT_DATASET_FIELDS)
+        _check_fields(where, entry, EvalResult)
         if not is_repo_id(entry["dataset"]["id"]):
             raise ScrambledBenchError(f"{where}.dataset.id: not a Hub dataset id: {entry['dataset']['id']!r}")
         if known is not None and entry["dataset"]["task_id"] not in known:
             raise ScrambledBenchError(
                 f"{where}.dataset.task_id: the benchmark has no task {entry['dataset']['task_id']!r}"
             )
-        if "source" in entry:
-            _check_fields(f"{where}.source", entry["source"], RESULT_SOURCE_FIELDS)
         if "date" in entry and not ISO_DATE.match(entry["date"]):
             raise ScrambledBenchError(f"{where}.date: not an ISO-8601 date: {entry['date']!r}")
 
