@@ -180,14 +180,12 @@ class PaperReader:
 
     >>> paper = PaperReader()
     >>> choices = ["Salad dressing", "Baby formula", "Ground beef", "Whole milk"]
-    >>> paper.read_choice("(B)Baby formula", choices, dataset="realtimeqa")
-    Reading(value='B', rule='paper-choice-text')
-    >>> paper.read_choice(" C.\\n", choices, dataset="realtimeqa")
-    Reading(value='C', rule='paper-first-letter')
-    >>> paper.read_choice("A map, I think", choices, dataset="realtimeqa").value
-    'A'
-    >>> paper.read_choice("not clear.", choices, dataset="realtimeqa")
-    Reading(value=None, rule='paper-none')
+    >>> for output in ["(B)Baby formula", " C.\\n", "A map, I think", "not clear."]:
+    ...     print(f"{output!r:18} {paper.read_choice(output, choices, dataset='realtimeqa')}")
+    '(B)Baby formula'  Reading(value='B', rule='paper-choice-text')
+    ' C.\\n'            Reading(value='C', rule='paper-first-letter')
+    'A map, I think'   Reading(value='A', rule='paper-first-letter')
+    'not clear.'       Reading(value=None, rule='paper-none')
     >>> paper.read_choice("So 3 x 4 = 12. The answer is (E).", list("12345"), dataset="aqua").value
     'E'
     >>> paper.read_recovery(" The cat sat.\\nScrambled sentence: Teh cta")
