@@ -121,26 +121,14 @@ class _LogLayout:
 
 #: lm-eval writes <output_path>/<model>/samples_*.jsonl
 LM_EVAL_LOGS = _LogLayout(
-    harness="lm_eval",
-    output_option="--output_path",
-    log_option="--log_samples",
-    logs="logged samples",
-    named=f"samples_{PREFIX}_*.jsonl",
-    glob="samples_*.jsonl",
-    pattern=LM_EVAL_SAMPLES,
-    model_depth=0,
-)
+    harness="lm_eval", output_option="--output_path", log_option="--log_samples", logs="logged samples",
+    glob="samples_*.jsonl", named=f"samples_{PREFIX}_*.jsonl", pattern=LM_EVAL_SAMPLES, model_depth=0,
+)  # fmt: skip
 #: lighteval writes details/<provider>/<model>/<date>/details_*.parquet
 LIGHTEVAL_LOGS = _LogLayout(
-    harness="lighteval",
-    output_option="--output-dir",
-    log_option="--save-details",
-    logs="details",
-    named=f"details_{PREFIX}:*.parquet",
-    glob="details_*.parquet",
-    pattern=LIGHTEVAL_DETAILS,
-    model_depth=1,
-)
+    harness="lighteval", output_option="--output-dir", log_option="--save-details", logs="details",
+    glob="details_*.parquet", named=f"details_{PREFIX}:*.parquet", pattern=LIGHTEVAL_DETAILS, model_depth=1,
+)  # fmt: skip
 
 
 def lm_eval_samples(folder: Path) -> list[LoggedSample]:
