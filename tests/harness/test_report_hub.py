@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-from report_runs import skilled_run
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.report import label_runs, load_run, push_to_hub, run_fingerprint
@@ -102,15 +101,6 @@ class FakeHfApi:
             commit_url = f"https://huggingface.co/{repo_id}/commit/{len(self.commits):06d}"
 
         return Info()
-
-
-@pytest.fixture(scope="module")
-def run_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    root = tmp_path_factory.mktemp("runs")
-    return [
-        skilled_run(root / "big", "big-model", 0.9),
-        skilled_run(root / "small", "small-model", 0.5, seed=1),
-    ]
 
 
 @pytest.fixture

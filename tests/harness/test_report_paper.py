@@ -9,7 +9,6 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 from report_runs import skilled_run
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.harness.report import build_tables, label_runs, load_run, render_markdown
@@ -27,15 +26,6 @@ LAYOUT = {
     "aqua-cot": ("table1_aqua_fewshot_cot_acc", "exemplars"),
 }
 QUESTION_RATES = {"original": 0, "rs20": 20, "rs50": 50, "rs100": 100}
-
-
-@pytest.fixture(scope="module")
-def run_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    root = tmp_path_factory.mktemp("runs")
-    return [
-        skilled_run(root / "big", "big-model", 0.9),
-        skilled_run(root / "small", "small-model", 0.5, seed=1),
-    ]
 
 
 def _paper_keys(layout: str, row: list[str], column: str) -> tuple[str, str]:
