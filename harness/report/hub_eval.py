@@ -43,7 +43,8 @@ SPLIT = "test"
 
 class _HubDocument(BaseModel):
     """An object the Hub documents: its fields and no other, strictly typed (``"0.5"`` is no number, nor is
-    ``True``)."""
+    ``True``). An optional field is absent or of its type: its ``None`` default is never validated, so an
+    explicit ``null`` is a wrong type, as the Hub documents no nulls."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -61,8 +62,8 @@ class EvalYaml(_HubDocument):
     """The ``eval.yaml`` at the root of a dataset repository, which makes it a benchmark."""
 
     name: str = Field(description="the benchmark's display name")
-    description: str | None = Field(None, description="what it measures")
-    evaluation_framework: str | None = Field(None, description="the tool that runs it")
+    description: str = Field(None, description="what it measures")
+    evaluation_framework: str = Field(None, description="the tool that runs it")
     tasks: list[EvalYamlTask] = Field(description="its tasks, one leaderboard each")
 
 
@@ -71,15 +72,15 @@ class ResultDataset(_HubDocument):
 
     id: str = Field(description="the benchmark dataset's Hub id")
     task_id: str = Field(description="a task id of its eval.yaml")
-    revision: str | None = Field(None, description="the dataset revision evaluated")
+    revision: str = Field(None, description="the dataset revision evaluated")
 
 
 class ResultSource(_HubDocument):
     """Where a result was published."""
 
     url: str = Field(description="a page that shows it")
-    name: str | None = Field(None, description="that page's name")
-    user: str | None = Field(None, description="the Hub user who published it")
+    name: str = Field(None, description="that page's name")
+    user: str = Field(None, description="the Hub user who published it")
 
 
 class EvalResult(_HubDocument):
@@ -88,11 +89,11 @@ class EvalResult(_HubDocument):
     dataset: ResultDataset = Field(description="the benchmark task it is for")
     value: float = Field(description="the score, in the benchmark's units")
     # (camelCase: the Hub's spelling)
-    verifyToken: str | None = Field(None, description="proof that the Hub's evaluator produced it")
-    date: str | None = Field(None, description="when it was produced (ISO-8601)")
-    source: ResultSource | None = Field(None, description="where it was published")
-    evaluation_framework: str | None = Field(None, description="the tool that produced it")
-    notes: str | None = Field(None, description="conditions worth knowing (prompt, reader, samples)")
+    verifyToken: str = Field(None, description="proof that the Hub's evaluator produced it")
+    date: str = Field(None, description="when it was produced (ISO-8601)")
+    source: ResultSource = Field(None, description="where it was published")
+    evaluation_framework: str = Field(None, description="the tool that produced it")
+    notes: str = Field(None, description="conditions worth knowing (prompt, reader, samples)")
 
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
@@ -184,7 +185,7 @@ def benchmark_eval_yaml(
 
 def _check_fields(where: str, value: Any, model: type[BaseModel]) -> None:
     """A one-line error naming the first thing in ``value`` that ``model`` does not document: unknown
-    fields first, then a missing or mistyped one, at its path (``where tasks[0]``)."""
+    fields first, then a missing or mistyped one, at its path (``where.tasks[0]``)."""
     try:
         model.model_validate(value)
     except ValidationError as exc:
@@ -193,8 +194,7 @@ def _check_fields(where: str, value: Any, model: type[BaseModel]) -> None:
 
 def _first_problem(where: str, errors: Sequence[Any]) -> str:
     def at(loc: Sequence[str | int]) -> str:
-        path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-        return f"{where} {path}" if path else where
+        return where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
     unknown = [error["loc"] for error in errors if error["type"] == "extra_forbidden"]
     if unknown:
@@ -216,7 +216,7 @@ def validate_eval_yaml(document: Any) -> None:
     >>> validate_eval_yaml({"name": "HLE", "tasks": [{"id": "hle", "config": "default"}]})
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: eval.yaml tasks[0]: missing required field 'split'
+    scrambled_bench.errors.ScrambledBenchError: eval.yaml.tasks[0]: missing required field 'split'
     """
     _check_fields(EVAL_YAML, document, EvalYaml)
     if not document["tasks"]:
@@ -234,7 +234,7 @@ def validate_eval_results(entries: Any, task_ids: Iterable[str] | None = None) -
     >>> validate_eval_results([{"dataset": {"id": "Idavidrein/gpqa"}, "value": 0.412}])
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: .eval_results[0] dataset: missing required field 'task_id'
+    scrambled_bench.errors.ScrambledBenchError: .eval_results[0].dataset: missing required field 'task_id'
     """
     if not isinstance(entries, list) or not entries:
         raise ScrambledBenchError(f"{EVAL_RESULTS_DIR}: expected a non-empty list of results")
