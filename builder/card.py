@@ -89,7 +89,14 @@ def card_data(configs: Sequence[ConfigSummary], infos: Sequence[SourceInfo], tot
     )
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table (the cards' config, type and column tables).
+
+    >>> print(markdown_table(("type", "rows"), [("kf", 3)]))
+    | type | rows |
+    |---|---|
+    | kf | 3 |
+    """
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -122,11 +129,11 @@ def render_card(
     template = read_packaged(TEMPLATE_NAME) if template is None else template
     history = read_packaged(HISTORY_NAME) if history is None else history
     total_rows = sum(config.rows for config in configs)
-    config_table = _table(
+    config_table = markdown_table(
         ("config", "source", "type", "rows"),
         [(f"`{c.name}`", c.source, f"`{c.scramble_type}`", c.rows) for c in configs],
     )
-    types_table = _table(("type", "what it does"), [(f"`{t}`", type_description(t)) for t in types])
+    types_table = markdown_table(("type", "what it does"), [(f"`{t}`", type_description(t)) for t in types])
     sources_section = "\n".join(
         f"- **{info.pretty_name}** (`{info.name}_*`), from [{info.upstream.owner}/{info.upstream.repo}]"
         f"({info.upstream.url}) (branch `{info.upstream.branch}`); `original`/`scrambled` hold {info.scrambled_field}. "

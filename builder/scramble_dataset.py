@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, library_versions, swap_into_place
+from scrambled_bench.builder.card import markdown_table
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.recipes import check_sample_rate, get_recipe, row_selected
 from scrambled_bench.builder.scrambler import parse_type, scramble, type_description
@@ -914,12 +915,6 @@ def _command_line(
     return shlex.join(parts)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _digest_of(entries: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for entry in entries:
@@ -997,7 +992,7 @@ def _columns_section(job: ScrambleJob, features: Mapping[str, Any]) -> str:
     )
     if job.variants[0].recipe:
         rows.append(("`recipe`", "the recipe that made the row"))
-    section = _table(("column", "meaning"), rows)
+    section = markdown_table(("column", "meaning"), rows)
     others = [name for name in features if name not in job.columns]
     if others:
         section += (
@@ -1023,7 +1018,9 @@ def _types_section(job: ScrambleJob) -> str:
     from scrambled_bench.builder.recipes import RECIPES
 
     types = dict.fromkeys(variant.scramble_type for variant in job.variants)
-    table = _table(("type", "what it does"), [(f"`{name}`", type_description(name)) for name in types])
+    table = markdown_table(
+        ("type", "what it does"), [(f"`{name}`", type_description(name)) for name in types]
+    )
     recipe = job.variants[0].recipe
     if recipe is None:
         return table
@@ -1055,7 +1052,7 @@ def _card_text(
         for key in ("config", "revision", "commit")
         if loaded.description.get(key)
     ]
-    config_table = _table(
+    config_table = markdown_table(
         ("config", "type", "rows scrambled", *splits),
         [
             (
