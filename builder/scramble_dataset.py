@@ -42,7 +42,7 @@ from scrambled_bench.builder.card import markdown_table
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.recipes import check_sample_rate, get_recipe, row_selected
 from scrambled_bench.builder.scrambler import parse_type, scramble, type_description
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import check_repo_id, hub_error, require_token
 from scrambled_bench.io import file_sha256
 
@@ -275,11 +275,6 @@ def _data_suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _license_of_card(card_path_or_repo: str, *, repo: bool) -> tuple[str | None, str | None]:
     """The ``license`` (and ``license_name``) of a dataset card, best effort: ``(None, None)`` when there is
     no readable card (offline, no README, no YAML header)."""
@@ -409,7 +404,7 @@ def load_source(
     except ScrambledBenchError:
         raise
     except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) becomes one line
-        raise ScrambledBenchError(f"cannot load dataset {source!r}: {_first_line(exc)}") from None
+        raise ScrambledBenchError(f"cannot load dataset {source!r}: {first_line(exc)}") from None
 
     if isinstance(loaded, list):  # load_dataset(split=[...]) returns the splits in the order asked
         chosen = dict(zip(split_arg or [], loaded))

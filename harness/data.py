@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.harness.settings import DEFAULT_DATA
 from scrambled_bench.hub import is_repo_id
 
@@ -150,7 +150,7 @@ def _load_split(source: DataSource, data_config: str) -> list[dict]:
                 source.location, data_config, split="test", revision=source.revision
             )
     except ValueError as exc:
-        message = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        message = first_line(exc)
         raise ScrambledBenchError(
             f"dataset config {data_config!r} not loadable from {source.location}: {message}"
         ) from None

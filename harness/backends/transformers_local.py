@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.harness.backends.base import (
     Backend,
     BackendConfig,
@@ -83,14 +83,14 @@ def load_causal_lm(source: str, device: str | None = None) -> tuple[Any, Any, st
             load_from, dtype=torch.float16 if device == "cuda" else torch.float32, **extra
         )
     except (OSError, ValueError, ImportError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        message = first_line(exc)
         hint = ""
         if isinstance(exc, OSError) and not path.exists():
             # a Hub id that is neither cached nor downloadable: say how to get it, in the same line
             hint = f"; download it first (`hf download {source}` where there is internet)"
             if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
                 hint += ", or set HF_HUB_OFFLINE=0 to let transformers download it"
-        raise ScrambledBenchError(f"cannot load {source!r} with transformers: {first_line}{hint}") from None
+        raise ScrambledBenchError(f"cannot load {source!r} with transformers: {message}{hint}") from None
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

@@ -18,3 +18,13 @@ class ScrambledBenchError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, for a one-line error; its type's name when it has none.
+
+    >>> first_line(OSError("no such file\\n  (details follow)")), first_line(KeyError())
+    ('no such file', 'KeyError')
+    """
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """A Hub repository id: ``owner/name``; a leading ``.`` or ``/`` is a local path, not an id."""
@@ -61,8 +61,7 @@ def hub_error(action: str, repo_id: str, exc: BaseException) -> ScrambledBenchEr
     elif status == 429:
         reason = "rate limited by the Hub (HTTP 429); try again later"
     else:
-        text = str(exc).strip()
-        reason = text.splitlines()[0] if text else type(exc).__name__
+        reason = first_line(exc)
     return ScrambledBenchError(f"cannot {action} {repo_id}: {reason}")
 
 
