@@ -50,13 +50,9 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, out_dir: Path, name: str) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for suffix in ("png", "svg"):
-        path = out_dir / f"{name}.{suffix}"
-        # bbox_inches="tight" keeps the legend that sits outside the axes
-        fig.savefig(path, dpi=150 if suffix == "png" else None, bbox_inches="tight")
-        written.append(path)
+    from scrambled_bench.harness.report.figures import save_png_and_svg
+
+    written = save_png_and_svg(fig, out_dir, name)
     _pyplot().close(fig)
     return written
 

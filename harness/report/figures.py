@@ -484,11 +484,20 @@ def plot_figures(
     written: list[Path] = []
     with matplotlib.rc_context(FIGURE_RC):
         for one in build_figures(runs, paper=paper, sizes=sizes):
-            for suffix in ("png", "svg"):
-                path = out_dir / f"{one.name}.{suffix}"
-                one.figure.savefig(path, **_save_options(suffix))
-                written.append(path)
+            written += save_png_and_svg(one.figure, out_dir, one.name)
             plt.close(one.figure)
+    return written
+
+
+def save_png_and_svg(figure: Any, out_dir: Path, name: str) -> list[Path]:
+    """``name.png`` (150 dpi) and ``name.svg`` (no date, so byte-stable) of a matplotlib figure in
+    ``out_dir``, cut to what is drawn (legends outside the axes included); the files, in that order."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix in ("png", "svg"):
+        path = out_dir / f"{name}.{suffix}"
+        figure.savefig(path, **_save_options(suffix))
+        written.append(path)
     return written
 
 
