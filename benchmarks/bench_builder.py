@@ -26,22 +26,19 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "builder" / "fixtures" / "sources"
+from support import add_smoke_flag, repo_file, source_mirror
+
+FIXTURES = repo_file("tests/builder/fixtures/sources")
+#: the families timed word by word (``--smoke``: the first two)
+WORD_TYPES = ("rs100", "kf", "kfl", "kr2", "klkr1", "kfkr1", "sub", "adj100", "ins100", "del100", "rep100")
 
 
 def default_mirror() -> Path:
-    from scrambled_bench.io import shared_data_dir
-
-    if os.environ.get("SCRAMBLED_BENCH_SOURCE_DIR"):
-        return Path(os.environ["SCRAMBLED_BENCH_SOURCE_DIR"])
-    shared = shared_data_dir()
-    if shared is not None and (shared / "sources").is_dir():
-        return shared / "sources"
-    return FIXTURES
+    """This machine's source mirror, else the small hand-made fixtures of ``tests/builder``."""
+    return source_mirror() or FIXTURES
 
 
-def words_per_second(mirror: Path, repeat: int) -> list[tuple[str, int, float]]:
+def words_per_second(mirror: Path, repeat: int, types: tuple[str, ...] = WORD_TYPES) -> list[tuple[str, int, float]]:
     """(family, words, words/s) over every context of the three sources, per type family."""
     from scrambled_bench.builder.scrambler import WORD_PATTERN, scramble
     from scrambled_bench.builder.sources import aqua, dream, realtimeqa
@@ -52,19 +49,7 @@ def words_per_second(mirror: Path, repeat: int) -> list[tuple[str, int, float]]:
     texts = [(r.fields["original"], r.scramble_key) for r in records]
     word_count = sum(len(WORD_PATTERN.findall(text)) for text, _ in texts)
     results = []
-    for scramble_type in (
-        "rs100",
-        "kf",
-        "kfl",
-        "kr2",
-        "klkr1",
-        "kfkr1",
-        "sub",
-        "adj100",
-        "ins100",
-        "del100",
-        "rep100",
-    ):
+    for scramble_type in types:
         timings = []
         for _ in range(repeat):
             started = time.perf_counter()
@@ -124,13 +109,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source-dir", type=Path, default=None, help="upstream mirror <owner>/<repo>/<path>")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (the median is printed)")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat = 1
     mirror = args.source_dir or default_mirror()
     print(f"mirror: {mirror}{'  (hand-made fixtures: indicative only)' if mirror == FIXTURES else ''}")
     print(f"cpu cores: {os.cpu_count()}, python {sys.version.split()[0]}")
 
     print("\nwords scrambled per second (every RealtimeQA/DREAM/AQuA context, median of runs)")
-    for scramble_type, words, rate in words_per_second(mirror, args.repeat):
+    word_types = WORD_TYPES[:2] if args.smoke else WORD_TYPES
+    for scramble_type, words, rate in words_per_second(mirror, args.repeat, word_types):
         print(f"  {scramble_type:7s} {words:>8,d} words  {rate:>12,.0f} words/s")
 
     from scrambled_bench.builder.build import ALL_TYPES, DEFAULT_TYPES
@@ -139,11 +128,12 @@ def main() -> None:
     print(
         f"\nfull default build ({3 * len(DEFAULT_TYPES)} configs): {default:.2f} s wall (median of {args.repeat})"
     )
-    every = build_seconds(mirror, list(ALL_TYPES), 1)
-    print(f"full build of every shipped type ({3 * len(ALL_TYPES)} configs): {every:.2f} s wall")
+    if not args.smoke:
+        every = build_seconds(mirror, list(ALL_TYPES), 1)
+        print(f"full build of every shipped type ({3 * len(ALL_TYPES)} configs): {every:.2f} s wall")
 
     print("\nmemory as the input grows (AQuA, every type, fresh process each)")
-    for factor, rows, figures in memory_growth(mirror):
+    for factor, rows, figures in memory_growth(mirror, (1,) if args.smoke else (1, 4, 16)):
         print(
             f"  {factor}x input ({rows:>5,d} problems): traced peak {figures['traced_peak_mb']:6.1f} MB, "
             f"process peak RSS {figures['rss_peak_mb']:6.1f} MB"

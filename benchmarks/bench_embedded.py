@@ -1,6 +1,6 @@
 """Embedded model throughput and the README quickstart's wall time (target: under 3 minutes on 2 cores).
 
-    python benchmarks/bench_embedded.py [--data DIR] [--samples N] [--skip-quickstart]
+    python benchmarks/bench_embedded.py [--data DIR] [--samples N] [--skip-quickstart] [--smoke]
 
 1. samples/s: the quick suite's requests (ScrRec and ScrQA prompts, greedy, 256 new tokens at most) sent
    through the engine to the in-process SmolLM2-135M-Instruct (llama.cpp), into a fresh run folder;
@@ -20,13 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from support import add_smoke_flag, skip
+
 QUICKSTART_TARGET_SECONDS = 180.0
 
 
 def bench_samples_per_second(data: str, samples: int) -> None:
     from scrambled_bench.harness.backends import create_backend
-    from scrambled_bench.harness.engine import EngineSettings, run_requests
     from scrambled_bench.harness.data import resolve_data
+    from scrambled_bench.harness.engine import EngineSettings, run_requests
     from scrambled_bench.harness.evaluate import plan_requests
     from scrambled_bench.harness.store import RunStore
     from scrambled_bench.harness.suites import resolve_configs
@@ -81,8 +83,13 @@ def main() -> None:
     parser.add_argument("--data", default="./scrambled_bench", help="local build folder (built when missing)")
     parser.add_argument("--samples", type=int, default=32, help="samples for the throughput figure")
     parser.add_argument("--skip-quickstart", action="store_true")
+    add_smoke_flag(parser)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.smoke:  # a few samples, and no quick-start build (minutes)
+        args.samples, args.skip_quickstart = 2, True
+        if not Path(args.data).is_dir() and not os.environ.get("SCRAMBLED_BENCH_SOURCE_DIR"):
+            skip(f"{args.data} is not a build and SCRAMBLED_BENCH_SOURCE_DIR is unset: nothing to build it from offline")
     bench_samples_per_second(args.data, args.samples)
     if not args.skip_quickstart:
         bench_quickstart()

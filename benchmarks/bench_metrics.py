@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
+from support import add_smoke_flag, skip
 
 from scrambled_bench.io import shared_data_dir
 from scrambled_bench.metrics import load, paper_reproduction, readers
@@ -220,12 +221,15 @@ def main() -> None:
     parser.add_argument("--dp-pairs", type=int, default=300, help="pairs the Python DP is timed on")
     parser.add_argument("--per-file-calls", type=int, default=8, help="files scored one call each (timed)")
     parser.add_argument("--seed", type=int, default=0)
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats, args.dp_pairs, args.per_file_calls = 1, 20, 1
     outputs = args.outputs
     shared = shared_data_dir()
     if outputs is None:
         if shared is None:
-            sys.exit("give --outputs, or set SCRAMBLED_BENCH_SHARED to the developers' data mirror")
+            skip("needs the authors' outputs: give --outputs, or set SCRAMBLED_BENCH_SHARED to the developers' mirror")
         outputs = shared / "paper_outputs"
     tables = paper_reproduction.load_tables(args.tables)
     dream_annotations = args.dream_annotations

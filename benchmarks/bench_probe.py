@@ -23,6 +23,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from support import add_smoke_flag, skip, source_mirror
+
 
 def bench_extraction(source_dir: str | None, samples: int, batch_sizes: list[int]) -> None:
     from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
@@ -40,7 +42,7 @@ def bench_extraction(source_dir: str | None, samples: int, batch_sizes: list[int
         f"model {loaded.name}: {loaded.n_states} hidden states x {loaded.hidden_size}, {loaded.dtype} on "
         f"{loaded.device}, loaded in {time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs)"
     )
-    reader = SourceReader(mirror=resolve_source_dir(Path(source_dir) if source_dir else None))
+    reader = SourceReader(mirror=resolve_source_dir(Path(source_dir) if source_dir else source_mirror()))
     questions = select_questions(read_questions(reader, EVAL_SPLITS), samples // 2 + samples % 2, seed=0)
     texts = [probe_prompt(q, t, seed=0) for t in ("original", "rs100") for q in questions][:samples]
     lengths = token_lengths(loaded, texts)
@@ -63,6 +65,7 @@ def bench_extraction(source_dir: str | None, samples: int, batch_sizes: list[int
 
 def bench_fitting(train_per_type: int, eval_per_type: int, layers: int) -> None:
     import numpy as np
+
     from scrambled_bench.probing.data import DEFAULT_TYPES, ProbeQuestion
     from scrambled_bench.probing.features import FeatureCache
     from scrambled_bench.probing.probes import fit_probes
@@ -125,7 +128,12 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4, help="layers fitted (then twice as many)")
     parser.add_argument("--skip-extraction", action="store_true")
     parser.add_argument("--skip-fitting", action="store_true")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.samples, args.batch_sizes, args.train_per_type, args.eval_per_type, args.layers = 4, "1,2", 30, 12, 1
+    if not args.skip_extraction and args.source_dir is None and not source_mirror():
+        skip("the extraction reads DREAM: give --source-dir, or set SCRAMBLED_BENCH_SOURCE_DIR or SCRAMBLED_BENCH_SHARED")
     # other processes share these cores: the load average says how much of them this run could have
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     if not args.skip_fitting:

@@ -48,6 +48,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench_builder import FIXTURES, default_mirror  # the same source mirror as the build benchmark
+from support import add_smoke_flag
+
+#: texts the smoke run keeps (the first of the mirror's)
+SMOKE_TEXTS = 200
 
 WORD = re.compile(r"\w+")
 
@@ -319,6 +323,7 @@ def datatrove_throughput(
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import JsonlWriter
     from datatrove.utils.logging import logger
+
     from scrambled_bench.builder.datatrove_step import ScrambleStep
 
     logger.remove()  # datatrove logs every task's stats to stderr through loguru; the figures are printed below
@@ -353,9 +358,12 @@ def main() -> None:
         "--copies", type=int, default=8, help="corpus size for 3 and 5, in copies of the texts"
     )
     parser.add_argument("--skip-datatrove", action="store_true")
+    add_smoke_flag(parser)
     args = parser.parse_args()
     mirror = args.source_dir or default_mirror()
     texts = source_texts(mirror)
+    if args.smoke:
+        args.repeat, args.copies, texts = 1, 1, texts[:SMOKE_TEXTS]
     words = sum(len(WORD.findall(text)) for text, _ in texts)
     print(f"mirror: {mirror}{'  (hand-made fixtures: indicative only)' if mirror == FIXTURES else ''}")
     print(
@@ -382,16 +390,17 @@ def main() -> None:
     print(
         f"\n3. scramble --types kfl,rs50 on {args.copies}x the texts ({args.copies * len(texts):,} rows), wall seconds"
     )
-    headroom = parallel_headroom()
+    busy_count = 50_000 if args.smoke else 5_000_000
+    headroom = parallel_headroom(busy_count)
     scaling = num_proc_scaling(texts, args.copies)
-    headroom = (headroom + parallel_headroom()) / 2
+    headroom = (headroom + parallel_headroom(busy_count)) / 2
     print(f"   (two processes of pure Python get x{headroom:.2f} on this machine now: the ceiling here)")
     for mode, num_proc, wall in scaling:
         base = next(w for m, n, w in scaling if m == mode and n == 1)
         print(f"   {mode:13s} --num-proc {num_proc}: {wall:6.2f} s  (speed-up x{base / wall:.2f})")
 
     print("\n4. scramble --streaming memory as the input grows (fresh process each)")
-    for factor, rows, memory in streaming_memory(texts):
+    for factor, rows, memory in streaming_memory(texts, (1,) if args.smoke else (1, 4, 16)):
         print(
             f"   {factor:>2d}x input ({rows:>7,d} rows): peak RSS {memory['rss_peak_mb']:7.1f} MB, "
             f"traced peak {memory['traced_peak_mb']:6.1f} MB, live while streaming {memory['loop_high_mb']:5.1f} MB"
