@@ -178,7 +178,9 @@ def compute_results(
     """The ``configs`` section of results.json, keyed by config name, in the order given: the counts every
     score rests on, then the scores the config's task reports (:meth:`Task.aggregate`)."""
     boot = Bootstrap(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
-    scored = {config: samples.scored for config, samples in collected.items()}
+    # in id order: a bootstrap's resamples are drawn by position, so an interval must not depend on the order
+    # in which the samples arrived (a harness's log, a resumed run)
+    scored = {config: sorted(samples.scored, key=_sample_order) for config, samples in collected.items()}
     results: dict[str, Any] = {}
     for config, samples in collected.items():
         attempted = len(samples.scored) + len(samples.errors)
@@ -200,10 +202,15 @@ def compute_results(
             "prompt_tokens": _token_summary(samples.scored, "prompt_tokens"),
             "completion_tokens": _token_summary(samples.scored, "completion_tokens"),
         }
-        entry.update(config.definition.aggregate(config, samples.scored, scored, boot))
+        entry.update(config.definition.aggregate(config, scored[config], scored, boot))
         results[config.name] = entry
     _add_token_inflation(results, collected)
     return results
+
+
+def _sample_order(sample: Mapping[str, Any]) -> str:
+    """The order a config's scored samples are aggregated in: by id, whatever order they arrived in."""
+    return str(sample.get("id"))
 
 
 def _add_token_inflation(results: dict[str, Any], collected: Mapping[TaskConfig, ConfigSamples]) -> None:
