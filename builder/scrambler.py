@@ -737,26 +737,6 @@ def word_outcomes(text: str, family: str, seed: int, sample_id: str) -> WordOutc
     return WordOutcomes(pieces, [pair[0] for pair in pairs], [pair[1] for pair in pairs])
 
 
-def word_plan(text: str, family: str, seed: int, sample_id: str) -> list[tuple[int, int, float, str]]:
-    """For every word of ``text``: (start, end, uniform draw, transformed word), the same for all rates.
-
-    The same outcomes as :func:`word_outcomes`, with each word's span in ``text``.
-
-    >>> [(start, end, word) for start, end, _, word in word_plan("a bc", "kf", 0, "x")]
-    [(0, 1, 'a'), (2, 4, 'bc')]
-    """
-    outcomes = word_outcomes(text, family, seed, sample_id)
-    plan = []
-    cursor = 0
-    for index, piece in enumerate(outcomes.pieces):
-        if index % 2:
-            plan.append(
-                (cursor, cursor + len(piece), outcomes.draws[index // 2], outcomes.transformed[index // 2])
-            )
-        cursor += len(piece)
-    return plan
-
-
 def words_at_rate(eligible: int, rate: int) -> int:
     """How many of a text's ``eligible`` words a rate of ``rate`` % transforms: the nearest whole number.
 
@@ -767,35 +747,6 @@ def words_at_rate(eligible: int, rate: int) -> int:
     (5, 13, 0, 7)
     """
     return (rate * eligible + 50) // 100
-
-
-def ranked_eligible(text: str, plan: Sequence[tuple[int, int, float, str]], family: str) -> list[int]:
-    """Indices into ``plan`` of the words eligible under ``family``, smallest draw first.
-
-    >>> ranked_eligible("a bc def", word_plan("a bc def", "rs", 0, "x"), "rs") in ([1, 2], [2, 1])
-    True
-    """
-    minimum = FAMILIES[family].min_letters
-    eligible = [
-        index for index, (start, end, _, _) in enumerate(plan) if letter_count(text[start:end]) >= minimum
-    ]
-    return sorted(eligible, key=lambda index: (plan[index][2], index))
-
-
-def chosen_words(text: str, plan: Sequence[tuple[int, int, float, str]], family: str, rate: int) -> set[int]:
-    """Indices into ``plan`` of the words a rate transforms: the eligible words with the smallest draws.
-
-    The draws do not depend on the rate, so a higher rate takes a superset of a lower rate's words.
-
-    >>> text = "one two three four"
-    >>> plan = word_plan(text, "rs", 0, "x")
-    >>> chosen_words(text, plan, "rs", 50) <= chosen_words(text, plan, "rs", 100)
-    True
-    >>> len(chosen_words(text, plan, "rs", 50))
-    2
-    """
-    ranked = ranked_eligible(text, plan, family)
-    return set(ranked[: words_at_rate(len(ranked), rate)])
 
 
 _PARSED_TYPES: dict[str, ScrambleType] = {}

@@ -1,7 +1,7 @@
 """The one small async interface every backend implements.
 
-The evaluation engine (``evaluate_cli/engine.py``) only ever talks to :class:`Backend`; tasks and prompts
-(``evaluate_cli/tasks.py``) only ever produce :class:`GenerationRequest`. Retries, rate limits and
+The evaluation engine (``harness/engine.py``) only ever talks to :class:`Backend`; tasks and prompts
+(``harness/tasks/``) only ever produce :class:`GenerationRequest`. Retries, rate limits and
 resumption live in the engine, so a backend does one request and classifies its failure.
 """
 
