@@ -64,7 +64,7 @@ def probe(
 
       scrambled-bench probe --model HuggingFaceTB/SmolLM2-360M-Instruct --full --device cuda -b 32
     """
-    from scrambled_bench.probing.data import split_names
+    from scrambled_bench.names import split_names
     from scrambled_bench.probing.probes import summarise
     from scrambled_bench.probing.run import RESULT_FILE, run_probe
 

@@ -18,7 +18,6 @@ and must not stall the event loop) and commit several records with one ``fsync``
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import threading
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.io import atomic_write_text, creation_mode
+from scrambled_bench.io import atomic_write_text, creation_mode, lock_folder
 
 SAMPLES_FILE = "samples.jsonl"
 ERRORS_FILE = "errors.jsonl"
@@ -202,27 +201,7 @@ class RunStore:
     # -- internals ---------------------------------------------------------------------------------------
 
     def _acquire_lock(self) -> int:
-        lock_path = self.run_dir / LOCK_FILE
-        while True:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, creation_mode())
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-                os.close(fd)
-                raise ScrambledBenchError(
-                    f"run folder {self.run_dir} is in use by another scrambled-bench process (pid {holder})"
-                ) from None
-            try:
-                current = os.stat(lock_path).st_ino
-            except FileNotFoundError:
-                current = None
-            if current == os.fstat(fd).st_ino:
-                break
-            os.close(fd)  # the holder removed this file as it finished: lock the one there now
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        return fd
+        return lock_folder(self.run_dir, LOCK_FILE, "another scrambled-bench process")
 
     def _open_append(self, path: Path) -> int:
         try:

@@ -134,15 +134,6 @@ def probe_prompt(question: ProbeQuestion, scramble_type: str, *, seed: int) -> s
     return dream_prompt(dialogue, question.question, question.choices)
 
 
-def split_names(values: Iterable[str] | None) -> list[str]:
-    """Accept both ``--types kf --types kfl`` and ``--types kf,kfl``; blanks are dropped.
-
-    >>> split_names(["original,rs20", "kf"])
-    ['original', 'rs20', 'kf']
-    """
-    return [name.strip() for value in values or () for name in value.split(",") if name.strip()]
-
-
 def parse_types(names: Iterable[str] | None) -> tuple[str, ...]:
     """Checked scramble types in the order given, without duplicates; none given: :data:`DEFAULT_TYPES`.
 

@@ -17,12 +17,10 @@ cannot be loaded (offline: what to install or download), a run folder holding an
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import platform
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.io import atomic_write_text
+from scrambled_bench.harness.settings import model_slug
+from scrambled_bench.io import atomic_write_text, lock_folder
 from scrambled_bench.probing.data import (
     EVAL_SPLITS,
     N_CLASSES,
@@ -76,16 +75,6 @@ RESULT_FILE = "probe.json"
 LOCK_FILE = ".probe.lock"
 DEVICES = ("auto", "cpu", "cuda")
 SCRAMBLED_FIELD = "the dialogue"
-
-
-def model_slug(name: str) -> str:
-    """A folder-safe short name for a model id or file.
-
-    >>> model_slug("HuggingFaceTB/SmolLM2-135M-Instruct"), model_slug("SmolLM2-135M-Instruct.Q4_1.gguf")
-    ('SmolLM2-135M-Instruct', 'SmolLM2-135M-Instruct.Q4_1')
-    """
-    base = name.rstrip("/").rsplit("/", 1)[-1].removesuffix(".gguf")
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "model"
 
 
 def feature_identity(model_name: str, seed: int) -> dict[str, Any]:
@@ -163,15 +152,7 @@ def check_run_folder(run_dir: Path, identity: dict[str, Any], fingerprint: str |
 def locked(run_dir: Path) -> Iterator[None]:
     """Hold the run folder for one probe at a time (a second process gets a one-line error)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        raise ScrambledBenchError(f"run folder {run_dir} is in use by another probe (pid {holder})") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+    fd = lock_folder(run_dir, LOCK_FILE, "another probe")
     try:
         yield
     finally:

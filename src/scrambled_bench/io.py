@@ -5,6 +5,7 @@ They live at the edges: everything else in the package is pure functions over st
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import json
@@ -163,6 +164,42 @@ def creation_mode(*, folder: bool = False) -> int:
     (True, True)
     """
     return (0o777 if folder else 0o666) & ~_UMASK
+
+
+def lock_folder(folder: Path, lock_name: str, user: str) -> int:
+    """Hold ``folder`` for this process: an exclusive ``flock`` on ``folder/lock_name``, which records this
+    process's pid. Returns the descriptor that holds the lock (close it to release); a folder already held is
+    a one-line error naming the holder's pid as ``user``. If the holder removed the lock file as it finished,
+    the file now there is locked instead (the inode re-check), so two processes never both hold the folder.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> held = lock_folder(folder, ".lock", "another run")
+    >>> lock_folder(folder, ".lock", "another run")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: run folder ... is in use by another run (pid ...)
+    >>> os.close(held)
+    """
+    lock_path = folder / lock_name
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, creation_mode())
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise ScrambledBenchError(f"run folder {folder} is in use by {user} (pid {holder})") from None
+        try:
+            current = os.stat(lock_path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(fd).st_ino:
+            break
+        os.close(fd)  # the holder removed this file as it finished: lock the one there now
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+    return fd
 
 
 def shared_data_dir() -> Path | None:
