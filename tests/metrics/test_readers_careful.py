@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from scrambled_bench.choices import LETTERS
 from scrambled_bench.metrics.readers import (
     DEFAULT_READER,
-    LETTERS,
     READERS,
     AnswerReader,
     CarefulReader,
