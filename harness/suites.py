@@ -133,7 +133,7 @@ def resolve_configs(
         configs = []
         for name in chosen_tasks:
             task = get_task(name)
-            anchors = getattr(task, "anchors", ())
+            anchors = task.anchors
             task_types = sorted(set(types) | set(anchors), key=type_order) if anchors else types
             # AQuA named without its rates: the suite's own, else the first (unscrambled exemplars)
             rates = exemplar_rates or sorted({c.exemplar_rate for c in base if c.task == name} - {None})

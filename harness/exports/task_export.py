@@ -95,7 +95,7 @@ class ExportedTask:
         """The lm-eval names of the same task at the scramble types its scores are paired with: ``original``
         (lm-eval's ``canonical_task``) and, for RPG, ``sub``; a type the task does not run at is left out."""
         names = {}
-        for scramble_type in ("original", *getattr(self.task, "anchors", ())):
+        for scramble_type in ("original", *self.task.anchors):
             if scramble_type in self.task.excluded_types:
                 continue  # ScrRec has no unscrambled config: recovering a clean text measures nothing
             names[scramble_type] = ExportedTask(self.task.anchor(self.config, scramble_type)).lm_eval_name

@@ -446,10 +446,10 @@ def _gain_row(
     settings: CompareSettings,
 ) -> MetricComparison | None:
     """RPG's comparison, on the ids answered at the type and at both of the task's anchors by both runs."""
-    if entry["scramble_type"] in getattr(task, "anchors", ()):
+    if entry["scramble_type"] in task.anchors:
         return None  # RPG is 100 at the original and 0 at the substituted text by definition
     this = TaskConfig(entry["task"], entry["dataset"], entry["scramble_type"], entry.get("exemplar_rate"))
-    anchor_configs = [task.anchor(this, name).name for name in getattr(task, "anchors", ())]
+    anchor_configs = [task.anchor(this, name).name for name in task.anchors]
     if len(anchor_configs) != 2 or not all(c in s for s in samples for c in anchor_configs):
         return None
     common = [

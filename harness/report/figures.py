@@ -547,7 +547,7 @@ def category_figure(task: Task, dataset: str, runs: Sequence[Run], paper: Sequen
 
     paper_table = task.view.categories[dataset].gain_paper_table
     references = models_in(paper_table, paper)
-    anchors = set(getattr(task, "anchors", ()))
+    anchors = set(task.anchors)
     fig, axes = _grid(len(runs) + len(references), 6.0, 4.4)
     type_colours: dict[str, str] = {}
 

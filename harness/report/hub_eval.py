@@ -129,7 +129,7 @@ def benchmark_configs(data_configs: Iterable[str]) -> list[TaskConfig]:
     available = set(data_configs)
     configs = []
     for task in TASKS.values():
-        anchors = set(getattr(task, "anchors", ()))
+        anchors = set(task.anchors)
         for dataset in task.datasets:
             types = sorted(
                 {name.split("_", 1)[1] for name in available if name.split("_", 1)[0] == dataset},
@@ -287,7 +287,7 @@ def model_eval_results(
     entries = []
     for entry in scores_in(run.results, PERCENT)["configs"].values():
         task = get_task(entry["task"])
-        if entry["scramble_type"] in getattr(task, "anchors", ()):
+        if entry["scramble_type"] in task.anchors:
             continue
         metric = headline(task)
         value = (entry.get(metric.key) or {}).get("value")

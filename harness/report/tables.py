@@ -490,7 +490,7 @@ def _category_tables(
     which is RPG's zero by definition. The paper's rows add its "all" category."""
     from scrambled_bench.harness.tasks.base import ACCURACY, RPG
 
-    lower_anchor = getattr(task, "anchors", ("", ""))[-1]
+    lower_anchor = task.anchors[-1] if task.anchors else None
     gained = [t for t in types if t != lower_anchor]
     accuracy = ReportTable(f"{dataset}-categories-acc", view.accuracy_title, ["model", "category", *types])
     gain = ReportTable(f"{dataset}-categories-rpg", view.gain_title, ["model", "category", *gained])

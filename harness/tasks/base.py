@@ -104,6 +104,9 @@ class Task(ABC):
     """The exemplar scramble rates its configs take; empty: its configs have none."""
     rank: int = 100
     """Where the task comes in listings, help texts and reports (lower first)."""
+    anchors: tuple[str, ...] = ()
+    """The unscrambled and fully substituted types a relative score (RPG) needs beside any scrambled one,
+    upper anchor first; empty: the task reports no relative score."""
 
     # -- configs ---------------------------------------------------------------------------------------
 
