@@ -16,7 +16,9 @@ python3 -m venv "$scratch/venv"
 # no -c constraints/test.txt: the point is what a fresh resolution picks today
 "$scratch/venv/bin/pip" install -q -e ".[test,local,probe,datatrove,train,harness]" --config-settings editable_mode=strict
 echo "== versions a fresh resolution picked, where they differ from constraints/test.txt:"
-"$scratch/venv/bin/pip" freeze --exclude-editable | sort >"$scratch/latest.txt"
-grep -E '^[A-Za-z0-9]' constraints/test.txt | sed 's/ .*//' | sort | comm -13 - "$scratch/latest.txt" || true
+# names compared canonically (PEP 503), versions without a local label (torch's +cpu)
+canonical() { awk -F'==' '/^[A-Za-z0-9]/ { n = tolower($1); gsub(/[-_.]+/, "-", n); sub(/[ +].*/, "", $2); print n "==" $2 }' | sort; }
+"$scratch/venv/bin/pip" freeze --exclude-editable | canonical >"$scratch/latest.txt"
+canonical <constraints/test.txt | comm -13 - "$scratch/latest.txt" || true
 echo "== harness and server tests on those versions"
 "$scratch/venv/bin/pytest" -q -m "server" tests/harness tests/evaluate_cli -p no:cacheprovider
