@@ -260,32 +260,6 @@ class ProbeResult:
         )
 
 
-def planted_label_features(
-    n_samples: int,
-    hidden_size: int,
-    n_layers: int,
-    planted_layer: int,
-    *,
-    strength: float = 3.0,
-    seed: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Synthetic ``[layers, n, hidden]`` features whose labels (three classes) show in ``planted_layer`` only.
-
-    The check that the probe finds what is there and nothing else: the label shifts the mean of one
-    direction per class in that layer; every other layer is independent noise.
-
-    >>> features, labels = planted_label_features(30, 8, 3, 1)
-    >>> features.shape, labels.shape
-    ((3, 30, 8), (30,))
-    """
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 3, size=n_samples)
-    features = rng.normal(size=(n_layers, n_samples, hidden_size)).astype(np.float32)
-    directions = np.eye(3, hidden_size, dtype=np.float32) * strength
-    features[planted_layer] += directions[labels]
-    return features, labels
-
-
 def summarise(results: Sequence[LayerResult], types: Sequence[str]) -> str:
     """One line per setting: its best layer and accuracy there (for the CLI's closing lines).
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from scrambled_bench.probing.probes import (
     LayerData,
     LayerResult,
@@ -15,12 +16,37 @@ from scrambled_bench.probing.probes import (
     bootstrap_interval,
     fit_layer,
     fit_probes,
-    planted_label_features,
 )
 
 pytestmark = pytest.mark.usefixtures("probe_fitting")
 
 CHANCE = 1 / 3
+
+
+def planted_label_features(
+    n_samples: int,
+    hidden_size: int,
+    n_layers: int,
+    planted_layer: int,
+    *,
+    strength: float = 3.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic ``[layers, n, hidden]`` features whose labels (three classes) show in ``planted_layer`` only.
+
+    The check that the probe finds what is there and nothing else: the label shifts the mean of one
+    direction per class in that layer; every other layer is independent noise.
+
+    >>> features, labels = planted_label_features(30, 8, 3, 1)
+    >>> features.shape, labels.shape
+    ((3, 30, 8), (30,))
+    """
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=n_samples)
+    features = rng.normal(size=(n_layers, n_samples, hidden_size)).astype(np.float32)
+    directions = np.eye(3, hidden_size, dtype=np.float32) * strength
+    features[planted_layer] += directions[labels]
+    return features, labels
 
 
 def _loader(features: np.ndarray, labels: np.ndarray, n_train: int):
@@ -103,9 +129,8 @@ def test_the_result_document_round_trips_through_json() -> None:
 
 
 def test_the_report_table_and_figures(tmp_path: Path) -> None:
-    from scrambled_bench.probing.report import load_probe, plot_probe, probe_table
-
     from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.probing.report import load_probe, plot_probe, probe_table
 
     result = _result()
     table = probe_table(result)
