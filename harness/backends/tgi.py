@@ -83,6 +83,23 @@ def allow_endpoint_when_offline(base_url: str) -> None:
     _offline_factory_installed = True
 
 
+def _http_exception_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """The timeout and transport exceptions of every httpx flavour installed: huggingface_hub 1.x sends
+    through ``httpx``, 2.x through ``httpx2``, and an environment may hold both (openai 3 needs httpx2)
+    while the client in use raises the other's."""
+    import importlib
+
+    timeouts, transport_errors = [], []
+    for name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        transport_errors.append(module.TransportError)
+    return tuple(timeouts), tuple(transport_errors)
+
+
 def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendError:
     """Map a huggingface_hub / httpx2 failure to a :class:`BackendError` (retryable or not)."""
     from huggingface_hub.errors import (
@@ -122,13 +139,10 @@ def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendErro
         return error_for_status(
             response.status_code, message, retry_after=parse_retry_after(response.headers.get("retry-after"))
         )
-    try:
-        import httpx2 as httpx_module
-    except ImportError:  # older huggingface_hub releases use httpx
-        import httpx as httpx_module  # type: ignore[no-redef]
-    if isinstance(exc, httpx_module.TimeoutException):
+    timeouts, transport_errors = _http_exception_types()
+    if isinstance(exc, timeouts):
         return BackendError("request timed out", retryable=True)
-    if isinstance(exc, httpx_module.TransportError):
+    if isinstance(exc, transport_errors):
         return BackendError(
             f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})", retryable=True
         )
