@@ -1,12 +1,13 @@
-"""Outputs logged by lm-eval (``--log_samples``) or lighteval (``--save-details``) on the exported tasks, read
-back and scored exactly as ``run`` scores its own: every score of results.json per config (ED, RR, Acc,
-RPG with its anchors, DREAM per category, bootstrap intervals), through :func:`results.compute_results`.
+"""Outputs logged by lm-eval (``--log_samples``), lighteval (``--save-details``) or Inspect (its logs) on the
+exported tasks, read back and scored exactly as ``run`` scores its own: every score of results.json per
+config (ED, RR, Acc, RPG with its anchors, DREAM per category, bootstrap intervals), through
+:func:`results.compute_results`.
 
-Neither harness can compute RPG (it pairs a scrambled config's samples with the ``original`` and ``sub``
+No harness can compute RPG (it pairs a scrambled config's samples with the ``original`` and ``sub``
 configs' by id), and each computes its own aggregates; this is the one path from their logs to the
 paper's full table, and the check that a harness's numbers are ``run``'s. Each logged document carries the
-scoring metadata (``meta`` in lm-eval's ``doc``, ``doc.specific`` in lighteval's details), so nothing but
-the raw output is taken from the harness.
+scoring metadata (``meta`` in lm-eval's ``doc``, ``doc.specific`` in lighteval's details, the sample's
+``metadata`` in Inspect's log), so nothing but the raw output is taken from the harness.
 """
 
 from __future__ import annotations
@@ -140,7 +141,9 @@ def lm_eval_samples(folder: Path) -> list[LoggedSample]:
 
         for line, row in read_jsonl(path, required=("doc", "resps")):
             where = f"{path}:{line}"
-            samples.append(LoggedSample(_meta(row["doc"], where), _first_text(row["resps"], where), where))
+            samples.append(
+                LoggedSample(logged_meta(row["doc"], where), _first_text(row["resps"], where), where)
+            )
     return samples
 
 
@@ -155,7 +158,7 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
             doc, response = row.get("doc") or {}, row.get("model_response") or {}
             samples.append(
                 LoggedSample(
-                    _meta({"meta": doc.get("specific")}, where),
+                    logged_meta({"meta": doc.get("specific")}, where),
                     _first_text(response.get("text"), where),
                     where,
                 )
@@ -163,7 +166,9 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
     return samples
 
 
-def _meta(doc: Any, where: str) -> dict[str, Any]:
+def logged_meta(doc: Any, where: str) -> dict[str, Any]:
+    """The scoring metadata of a logged document (``doc["meta"]``, a JSON string or a mapping), checked: a
+    one-line error naming ``where`` when it is missing or unreadable."""
     if not isinstance(doc, Mapping) or not doc.get("meta"):
         raise ScrambledBenchError(
             f"{where}: the logged document has no scoring metadata ('meta'); is it a {PREFIX} task?"
@@ -231,7 +236,14 @@ def score_logged(
     return compute_results(collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
 
 
-SOURCES = {"lm-eval": lm_eval_samples, "lighteval": lighteval_details}
+def inspect_samples(folder: Path) -> list[LoggedSample]:
+    """The samples of the bench's tasks in the Inspect logs under ``folder`` (:mod:`.inspect_logs`)."""
+    from scrambled_bench.harness.exports.inspect_logs import bench_samples, read_inspect_logs
+
+    return bench_samples(read_inspect_logs(Path(folder)).bench)
+
+
+SOURCES = {"lm-eval": lm_eval_samples, "lighteval": lighteval_details, "inspect": inspect_samples}
 
 
 def score_harness_output(

@@ -118,3 +118,101 @@ def test_inspect_eval_on_data_that_cannot_be_read_is_one_line(tmp_path: Path):
         "error: scrambled_bench/scrqa_dream_kfl: data=./nope: no such folder (and not a Hub id owner/name); "
         + "build it with `scrambled-bench build --out ./nope`"
     ]
+
+
+# ------------------------------------------------------------------------------- score --from-inspect
+
+
+def _scripted_model(answers: dict[str, str]):
+    """mockllm answering each prompt from ``answers`` (prompt -> output)."""
+    from inspect_ai.model import ModelOutput, get_model
+
+    def answer(messages, tools, tool_choice, config):
+        return ModelOutput.from_content(model="mockllm", content=answers[messages[-1].text])
+
+    return get_model("mockllm/model", custom_outputs=answer)
+
+
+def _run_dream(log_dir: Path, kfl_right: int = 2) -> dict[str, object]:
+    """ScrQA on DREAM at original (every answer right), kfl (the first ``kfl_right`` right) and sub (none
+    right): an RPG of kfl_right / n. Returns Inspect's own metrics per config."""
+    from inspect_ai import eval as inspect_eval
+
+    answers: dict[str, str] = {}
+    tasks = []
+    for scramble_type in ("original", "kfl", "sub"):
+        task = inspect_tasks.TASKS[f"scrqa_dream_{scramble_type}"](data=str(TINY_BUILD))
+        for index, sample in enumerate(task.dataset):
+            right = scramble_type == "original" or (scramble_type == "kfl" and index < kfl_right)
+            wrong = "B" if sample.target[0] == "A" else "A"
+            answers[sample.input] = f"{sample.target[0] if right else wrong}."
+        tasks.append(task)
+    logs = inspect_eval(tasks, model=_scripted_model(answers), log_dir=str(log_dir), display="none")
+    return {log.eval.metadata["scrambled_bench_config"]: log.results.scores[0].metrics for log in logs}
+
+
+def test_score_from_inspect_gives_runs_scores_rpg_included_and_inspects_own_accuracy(tmp_path: Path, capsys):
+    import json
+
+    from scrambled_bench.evaluate_cli.main import main
+
+    native = _run_dream(tmp_path / "logs")
+    capsys.readouterr()
+    assert main(["score", "--from-inspect", str(tmp_path / "logs")]) == 0
+    document = json.loads(capsys.readouterr().out)
+    configs = document["configs"]
+    assert document["source"] == "inspect" and list(configs) == list(native)
+    n = configs["scrqa/dream/kfl"]["n_scored"]
+    assert configs["scrqa/dream/original"]["accuracy"]["value"] == 1.0
+    assert configs["scrqa/dream/sub"]["accuracy"]["value"] == 0.0
+    assert configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"] == pytest.approx(2 / n)
+    for name, metrics in native.items():
+        assert metrics["accuracy"].value == configs[name]["accuracy"]["value"], name
+
+
+def test_score_from_inspect_reads_the_newest_log_of_each_task(tmp_path: Path, capsys):
+    import json
+
+    from scrambled_bench.evaluate_cli.main import main
+
+    _run_dream(tmp_path / "logs", kfl_right=2)
+    _run_dream(tmp_path / "logs", kfl_right=1)
+    capsys.readouterr()
+    assert main(["score", "--from-inspect", str(tmp_path / "logs")]) == 0
+    configs = json.loads(capsys.readouterr().out)["configs"]
+    assert configs["scrqa/dream/kfl"]["accuracy"]["value"] == pytest.approx(
+        1 / configs["scrqa/dream/kfl"]["n_scored"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda folder: None, "no such folder (give inspect eval's --log-dir)"),
+        (lambda folder: folder.mkdir(), "no Inspect logs (.eval or .json); run inspect eval with --log-dir"),
+    ],
+)
+def test_score_from_inspect_without_logs_is_one_line(tmp_path: Path, capsys, make, message):
+    from scrambled_bench.evaluate_cli.main import main
+
+    make(tmp_path / "logs")
+    assert main(["score", "--from-inspect", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_score_from_inspect_refuses_logs_of_a_task_that_is_not_ours(tmp_path: Path, capsys):
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+
+    from scrambled_bench.evaluate_cli.main import main
+
+    stranger = Task(dataset=[Sample(input="2+2?", target="4")], scorer=match(), name="arithmetic")
+    inspect_eval(stranger, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none")
+    capsys.readouterr()
+    assert main(["score", "--from-inspect", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    assert "log(s) of arithmetic, neither a scrambled_bench task nor a scrambled variant" in err
+    assert err.count("\n") == 1, err
