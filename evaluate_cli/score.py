@@ -27,7 +27,7 @@ def score(
     task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
     from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them.")] = None,
     from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details).")] = None,
-    from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder.")] = None,
+    from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder; scrambled variants of other tasks (scrambled_bench/scrambled) are paired with their canonical task's run.")] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,

@@ -17,7 +17,8 @@ The data is ``-T data=PATH|ORG/NAME [-T revision=REV]``, else ``SCRAMBLED_BENCH_
 ``SCRAMBLED_BENCH_DATA_REVISION``), else ``./scrambled_bench``, built there when missing as ``run`` builds it
 (from ``SCRAMBLED_BENCH_SOURCE_DIR`` or GitHub); a local build lacking the config grows as under ``run``.
 
-Importing this module also points tiktoken at litellm's bundled copy of ``o200k_base`` where no cache is set (:func:`bundled_tiktoken_cache`):
+Importing this module also registers ``scrambled_bench/scrambled``, a scrambled variant of any Inspect task
+(:mod:`.inspect_scrambled`), and points tiktoken at litellm's bundled copy of ``o200k_base`` where no cache is set (:func:`bundled_tiktoken_cache`):
 Inspect counts tokens with it, and tiktoken would otherwise download it on first use.
 """
 
@@ -248,7 +249,10 @@ def bench_task(exported: ExportedTask, data: str | None = None, revision: str | 
 
 def _registered(exported: ExportedTask) -> Callable[..., Task]:
     def config_task(data: str | None = None, revision: str | None = None) -> Task:
-        return bench_task(exported, data, revision)
+        # `-T` values are read as YAML: a revision such as 1.0 arrives as a number
+        return bench_task(
+            exported, None if data is None else str(data), None if revision is None else str(revision)
+        )
 
     config_task.__name__ = config_task.__qualname__ = exported.slug
     config_task.__doc__ = f"The Scrambled Bench's {exported.config.name}: {exported.task.description}"
@@ -261,3 +265,6 @@ TASKS: dict[str, Callable[..., Task]] = {
 """Every exported config's ``@task`` by slug, registered as ``scrambled_bench/<slug>``."""
 
 use_bundled_tiktoken_cache()
+
+# the generic wrapper registers itself too: Inspect loads this module alone for every `scrambled_bench/` name
+from scrambled_bench.harness.exports import inspect_scrambled  # noqa: F401
