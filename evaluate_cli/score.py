@@ -27,6 +27,7 @@ def score(
     task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
     from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them.")] = None,
     from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details).")] = None,
+    from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder; scrambled variants of other tasks (scrambled_bench/scrambled) are paired with their canonical task's run.")] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
@@ -54,7 +55,7 @@ def score(
     Several files (or a folder) are scored in one call: one summary per
     file on stderr, and on stdout one JSON object per file in a list.
 
-    With --from-lm-eval (or --from-lighteval) the outputs that harness
+    With --from-lm-eval (or --from-lighteval, --from-inspect) the outputs that harness
     logged on the exported scrambled_bench tasks are read again and scored
     as `run` scores its own: a table per config on stderr, and on stdout a
     document shaped like results.json (fractions), RPG included.
@@ -68,6 +69,8 @@ def score(
         scrambled-bench score outputs/ --task qa --parser paper --confidence-level 0.95
 
         scrambled-bench score --from-lm-eval lm_eval_out/
+
+        scrambled-bench score --from-inspect logs/
     """
     from scrambled_bench.evaluate_cli.display import console, print_score_summaries
     from scrambled_bench.harness.results import FRACTION, units
@@ -77,12 +80,12 @@ def score(
         raise ScrambledBenchError(
             f"--confidence-level must be between 0 and 1 (exclusive), got {confidence_level}"
         )
-    harness_folders = {"lm-eval": from_lm_eval, "lighteval": from_lighteval}
+    harness_folders = {"lm-eval": from_lm_eval, "lighteval": from_lighteval, "inspect": from_inspect}
     given = {source: folder for source, folder in harness_folders.items() if folder is not None}
     if given:
         if len(given) > 1 or files:
             raise ScrambledBenchError(
-                "give prediction FILES, --from-lm-eval or --from-lighteval, one of them per call"
+                "give prediction FILES, --from-lm-eval, --from-lighteval or --from-inspect, one of them per call"
             )
         for option, value in (("--task", task), ("--dataset", dataset), ("--details", details)):
             if value is not None:
@@ -92,7 +95,9 @@ def score(
         _score_harness_output(*given.popitem(), parser.value, confidence_level, n_resamples, seed)
         return
     if not files:
-        raise ScrambledBenchError("give prediction FILES (with --task), --from-lm-eval or --from-lighteval")
+        raise ScrambledBenchError(
+            "give prediction FILES (with --task), --from-lm-eval, --from-lighteval or --from-inspect"
+        )
     if task is None:
         raise ScrambledBenchError("--task recovery|qa is needed to score prediction FILES")
     summaries, rows = score_files(

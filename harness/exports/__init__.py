@@ -10,6 +10,11 @@
 - ``lighteval_tasks``: lighteval's ``--custom-tasks`` module (``TASKS_TABLE``), and ``lighteval_cli``,
   lighteval's command line started so that it runs beside this package; both import lighteval, so they
   need the ``harness`` extra;
-- ``logged_samples``: lm-eval's ``--log_samples`` output or lighteval's details read back and scored as
-  ``run`` scores (RPG included, which neither harness can compute): ``score --from-lm-eval/--from-lighteval``.
+- ``inspect_tasks``: the ``@task`` of each config for Inspect AI (``scrambled_bench/<slug>``, found through
+  the package's ``inspect_ai`` entry point), and ``inspect_scrambled``, ``scrambled_bench/scrambled``: a
+  scrambled variant of any Inspect task; both import inspect_ai;
+- ``logged_samples``: lm-eval's ``--log_samples`` output, lighteval's details or Inspect's logs
+  (``inspect_logs``) read back and scored as ``run`` scores (RPG included, which no harness can compute):
+  ``score --from-lm-eval/--from-lighteval/--from-inspect``; Inspect's scrambled variants also paired with
+  their canonical runs (``harness/paired.py``).
 """

@@ -29,13 +29,13 @@ from lighteval.metrics.utils.metric_utils import SampleLevelMetricGrouping
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.exports.task_export import (
     AGGREGATIONS,
     MAX_NEW_TOKENS,
     VERSION,
     ExportedTask,
+    data_from_environment,
     document_meta,
     exported_tasks,
     metric_items,
@@ -43,8 +43,6 @@ from scrambled_bench.harness.exports.task_export import (
 )
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
-DATA_ENV = "SCRAMBLED_BENCH_DATA"
-REVISION_ENV = "SCRAMBLED_BENCH_DATA_REVISION"
 MAX_NEW_TOKENS_ENV = "SCRAMBLED_BENCH_MAX_NEW_TOKENS"
 
 
@@ -101,15 +99,6 @@ def metric_for(exported: ExportedTask) -> SampleLevelMetricGrouping:
     )
 
 
-def data_location(environ: Mapping[str, str] = os.environ) -> tuple[str, str | None]:
-    """The dataset path (a build folder or a Hub id) and revision the tasks read.
-
-    >>> data_location({}), data_location({DATA_ENV: "org/scrambled_bench", REVISION_ENV: "v1.0.0"})
-    (('scrambled_bench', None), ('org/scrambled_bench', 'v1.0.0'))
-    """
-    return environ.get(DATA_ENV) or str(DEFAULT_BUILD_DIR), environ.get(REVISION_ENV) or None
-
-
 def max_new_tokens(environ: Mapping[str, str] = os.environ) -> int:
     """The generation cap: ``run``'s 256 unless ``SCRAMBLED_BENCH_MAX_NEW_TOKENS`` says otherwise.
 
@@ -125,7 +114,7 @@ def max_new_tokens(environ: Mapping[str, str] = os.environ) -> int:
 
 
 def task_config(exported: ExportedTask, environ: Mapping[str, str] = os.environ) -> LightevalTaskConfig:
-    path, revision = data_location(environ)
+    path, revision = data_from_environment(environ)
     return LightevalTaskConfig(
         name=exported.lighteval_name,
         prompt_function=ConfigRows(exported),

@@ -1,12 +1,13 @@
-"""Outputs logged by lm-eval (``--log_samples``) or lighteval (``--save-details``) on the exported tasks, read
-back and scored exactly as ``run`` scores its own: every score of results.json per config (ED, RR, Acc,
-RPG with its anchors, DREAM per category, bootstrap intervals), through :func:`results.compute_results`.
+"""Outputs logged by lm-eval (``--log_samples``), lighteval (``--save-details``) or Inspect (its logs) on the
+exported tasks, read back and scored exactly as ``run`` scores its own: every score of results.json per
+config (ED, RR, Acc, RPG with its anchors, DREAM per category, bootstrap intervals), through
+:func:`results.compute_results`.
 
-Neither harness can compute RPG (it pairs a scrambled config's samples with the ``original`` and ``sub``
+No harness can compute RPG (it pairs a scrambled config's samples with the ``original`` and ``sub``
 configs' by id), and each computes its own aggregates; this is the one path from their logs to the
 paper's full table, and the check that a harness's numbers are ``run``'s. Each logged document carries the
-scoring metadata (``meta`` in lm-eval's ``doc``, ``doc.specific`` in lighteval's details), so nothing but
-the raw output is taken from the harness.
+scoring metadata (``meta`` in lm-eval's ``doc``, ``doc.specific`` in lighteval's details, the sample's
+``metadata`` in Inspect's log), so nothing but the raw output is taken from the harness.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.exports.task_export import PREFIX, config_of, document_meta, exported_tasks
 from scrambled_bench.harness.tasks import TaskConfig
 from scrambled_bench.metrics.readers import DEFAULT_READER
+
+if TYPE_CHECKING:
+    from scrambled_bench.harness.paired import CompareSettings
 
 #: lm-eval names its per-task logs samples_<task>_<date>.jsonl (date like 2026-11-23T13-22-33.501500)
 LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.jsonl$")
@@ -140,7 +144,9 @@ def lm_eval_samples(folder: Path) -> list[LoggedSample]:
 
         for line, row in read_jsonl(path, required=("doc", "resps")):
             where = f"{path}:{line}"
-            samples.append(LoggedSample(_meta(row["doc"], where), _first_text(row["resps"], where), where))
+            samples.append(
+                LoggedSample(logged_meta(row["doc"], where), _first_text(row["resps"], where), where)
+            )
     return samples
 
 
@@ -150,12 +156,12 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
 
     samples = []
     for path in LIGHTEVAL_LOGS.newest_logs(Path(folder)):
-        for index, row in enumerate(pq.read_table(path).to_pylist()):
+        for index, row in _in_dataset_order(pq.read_table(path).to_pylist()):
             where = f"{path}: row {index}"
             doc, response = row.get("doc") or {}, row.get("model_response") or {}
             samples.append(
                 LoggedSample(
-                    _meta({"meta": doc.get("specific")}, where),
+                    logged_meta({"meta": doc.get("specific")}, where),
                     _first_text(response.get("text"), where),
                     where,
                 )
@@ -163,7 +169,28 @@ def lighteval_details(folder: Path) -> list[LoggedSample]:
     return samples
 
 
-def _meta(doc: Any, where: str) -> dict[str, Any]:
+def _in_dataset_order(rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
+    """lighteval's detail rows (with their row numbers in the file) in dataset order, as ``run`` scores them.
+
+    lighteval writes its details in the order its model client answered (it sorts requests by length); its
+    ``Doc.id`` is the document's index in the dataset split. Bootstrap intervals resample by position, so
+    the order matters; rows without a numeric id keep their place after the numbered ones.
+
+    >>> rows = [{"doc": {"id": "3"}}, {"doc": {"id": "0"}}, {"doc": {"id": "12"}}]
+    >>> [index for index, _ in _in_dataset_order(rows)]
+    [1, 0, 2]
+    """
+
+    def dataset_index(item: tuple[int, Mapping[str, Any]]) -> tuple[int, int]:
+        identifier = str((item[1].get("doc") or {}).get("id", ""))
+        return (0, int(identifier)) if identifier.isdigit() else (1, item[0])
+
+    return sorted(enumerate(rows), key=dataset_index)
+
+
+def logged_meta(doc: Any, where: str) -> dict[str, Any]:
+    """The scoring metadata of a logged document (``doc["meta"]``, a JSON string or a mapping), checked: a
+    one-line error naming ``where`` when it is missing or unreadable."""
     if not isinstance(doc, Mapping) or not doc.get("meta"):
         raise ScrambledBenchError(
             f"{where}: the logged document has no scoring metadata ('meta'); is it a {PREFIX} task?"
@@ -231,7 +258,47 @@ def score_logged(
     return compute_results(collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
 
 
-SOURCES = {"lm-eval": lm_eval_samples, "lighteval": lighteval_details}
+def inspect_samples(folder: Path) -> list[LoggedSample]:
+    """The samples of the bench's tasks in the Inspect logs under ``folder`` (:mod:`.inspect_logs`)."""
+    return inspect_output(folder).samples
+
+
+@dataclass(frozen=True)
+class HarnessLogs:
+    """What ``score`` reads in a harness's output folder: the bench's logged samples and, where the folder
+    holds scrambled variants of other tasks, their comparison with the canonical runs (a ``tasks`` section)."""
+
+    samples: list[LoggedSample]
+    tasks: dict[str, Any] | None = None
+
+
+def inspect_output(folder: Path, settings: CompareSettings | None = None) -> HarnessLogs:
+    """An Inspect log folder: the bench's samples, and the variants paired with their canonical tasks."""
+    from scrambled_bench.harness.exports.inspect_logs import (
+        bench_samples,
+        compare_variants,
+        read_inspect_logs,
+    )
+    from scrambled_bench.harness.paired import DEFAULT_SETTINGS
+
+    logs = read_inspect_logs(Path(folder))
+    tasks = compare_variants(logs, settings or DEFAULT_SETTINGS) if logs.variants else None
+    return HarnessLogs(bench_samples(logs.bench), tasks)
+
+
+def _samples_only(read: Callable[[Path], list[LoggedSample]]) -> Callable[..., HarnessLogs]:
+    def read_logs(folder: Path, settings: CompareSettings | None = None) -> HarnessLogs:
+        return HarnessLogs(read(folder))
+
+    return read_logs
+
+
+SOURCES: dict[str, Callable[..., HarnessLogs]] = {
+    "lm-eval": _samples_only(lm_eval_samples),
+    "lighteval": _samples_only(lighteval_details),
+    "inspect": inspect_output,
+}
+"""Each harness's output folder reader: ``read(folder, settings)`` (the settings of paired comparisons)."""
 
 
 def score_harness_output(
@@ -243,17 +310,23 @@ def score_harness_output(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The scores of a harness's logged output folder, as a document like results.json (fractions)."""
+    """The scores of a harness's logged output folder, as a document like results.json (fractions): the
+    bench's configs, and a ``tasks`` section for scrambled variants of other tasks where there are some."""
+    from scrambled_bench.harness.paired import CompareSettings
     from scrambled_bench.harness.results import FRACTION, units
 
-    samples = SOURCES[source](Path(folder))
+    settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    logs = SOURCES[source](Path(folder), settings)
     configs = score_logged(
-        samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+        logs.samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
     )
-    return {
+    document = {
         "source": source,
         "folder": str(folder),
         "reader": reader,
         "units": units(FRACTION),
         "configs": configs,
     }
+    if logs.tasks is not None:
+        document["tasks"] = logs.tasks
+    return document

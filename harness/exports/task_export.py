@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,6 +38,11 @@ MAX_NEW_TOKENS = 256
 """The generation cap: ``run``'s default ``--max-new-tokens``."""
 VERSION = 1
 """The exported tasks' version; bump it when a prompt, a row selection or a score changes."""
+
+DATA_ENV = "SCRAMBLED_BENCH_DATA"
+"""The build folder or Hub dataset id the lighteval and Inspect tasks read unless told (``./scrambled_bench``)."""
+REVISION_ENV = "SCRAMBLED_BENCH_DATA_REVISION"
+"""The Hub revision that goes with :data:`DATA_ENV`."""
 
 PER_CONFIG_METRICS = ("accuracy", "recovery_rate", "edit_distance")
 """The task metrics a harness can aggregate within one config. RPG pairs three configs (a type with
@@ -125,6 +131,17 @@ class ExportedTask:
             "target": gold(meta),
             "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True),
         }
+
+
+def data_from_environment(environ: Mapping[str, str] = os.environ) -> tuple[str, str | None]:
+    """The dataset path (a build folder or a Hub id) and revision that tasks read unless told otherwise.
+
+    >>> data_from_environment({}), data_from_environment({DATA_ENV: "org/scrambled_bench", REVISION_ENV: "v1.0.0"})
+    (('scrambled_bench', None), ('org/scrambled_bench', 'v1.0.0'))
+    """
+    from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+
+    return environ.get(DATA_ENV) or str(DEFAULT_BUILD_DIR), environ.get(REVISION_ENV) or None
 
 
 def gold(meta: Mapping[str, Any]) -> str:

@@ -19,7 +19,7 @@ SCRIPT = Path(sys.executable).with_name("scrambled-bench")
     [
         (["nosuch"], "No such command 'nosuch'"),
         (["run", "--limit", "abc"], "Invalid value for '--limit'"),
-        (["score"], "give prediction FILES (with --task), --from-lm-eval or --from-lighteval"),
+        (["score"], "give prediction FILES (with --task), --from-lm-eval, --from-lighteval or --from-inspect"),
         (["build", "--no-such-option"], "No such option"),
     ],
 )

@@ -247,7 +247,7 @@ def test_a_lighteval_folder_without_details_is_one_line_naming_save_details(tmp_
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["score"], "give prediction FILES (with --task), --from-lm-eval or --from-lighteval"),
+        (["score"], "give prediction FILES (with --task), --from-lm-eval, --from-lighteval or --from-inspect"),
         (["score", "x.jsonl"], "--task recovery|qa is needed"),
         (["score", "--from-lm-eval", ".", "--task", "qa"], "--task applies to prediction FILES"),
         (["score", "--from-lm-eval", ".", "--from-lighteval", "."], "one of them per call"),

@@ -1,16 +1,18 @@
-"""The same numbers from three harnesses: ``scrambled-bench run``, lm-evaluation-harness on the exported YAML
-tasks, and lighteval on the exported custom tasks, all against the real llama.cpp server (SmolLM2-135M),
-greedy, on the same configs of the tiny build and the same rows (every row: lighteval's ``--max-samples``
-takes a seeded random subset, not the first rows).
+"""The same numbers from four harnesses: ``scrambled-bench run``, lm-evaluation-harness on the exported YAML
+tasks, lighteval on the exported custom tasks and Inspect AI on the exported ``@task``s, all against the
+real llama.cpp server (SmolLM2-135M), greedy, on the same configs of the tiny build and the same rows (every
+row: lighteval's ``--max-samples`` takes a seeded random subset, not the first rows).
 
 A recording proxy in front of the server keeps what each harness really sent, so the test checks, on the
 wire, that every harness sent the paper's prompts exactly as ``run`` does and the same decoding where it
 matters (greedy, the task's stop sequences, the token cap), and it records the parameters that differ. Then:
 
 1. the raw outputs are the same, sample by sample;
-2. each harness's logged outputs, fed to ``scrambled-bench score --from-lm-eval`` / ``--from-lighteval``,
-   give every score of ``run``'s results.json (ED, RR, Acc, RPG, intervals, unparsed counts, reader rules);
-3. each harness's own reported aggregates (its results file) equal ``run``'s.
+2. each harness's logged outputs, fed to ``scrambled-bench score --from-lm-eval`` / ``--from-lighteval`` /
+   ``--from-inspect``, give every score of ``run``'s results.json (ED, RR, Acc, RPG, intervals, unparsed
+   counts, reader rules);
+3. each harness's own reported aggregates (its results file, Inspect's log metrics) equal ``run``'s (RPG
+   spans three configs, so no harness reports it itself: it is checked through 2).
 
 The parameters that differ are written to ``decoding_differences.json`` in the test's folder and printed.
 """
@@ -30,11 +32,12 @@ import pytest
 
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.harness.exports.lm_eval import DataLocation, write_tasks
-from scrambled_bench.harness.exports.logged_samples import lighteval_details, lm_eval_samples
+from scrambled_bench.harness.exports.logged_samples import inspect_samples, lighteval_details, lm_eval_samples
 from scrambled_bench.harness.exports.task_export import ExportedTask
 from scrambled_bench.harness.tasks import TaskConfig
 
-pytestmark = [pytest.mark.server, pytest.mark.slow]
+# four harnesses one after another on 2 busy cores take longer than the suite's 900 s default
+pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 TINY_BUILD = Path(__file__).parents[1] / "fixtures" / "tiny_build"
 CONFIGS = [
@@ -99,12 +102,13 @@ def _parameters(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key not in ("messages", "model")}
 
 
-def test_run_lm_eval_and_lighteval_give_the_same_numbers(
+def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
     recording_proxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _require("lm_eval")
     _require("lighteval")
     _require("litellm")
+    _require("inspect_ai")
     env = _harness_env(tmp_path)
     served = recording_proxy.get_json("/v1/models")["data"][0]["id"]
     exported = [ExportedTask(config) for config in CONFIGS]
@@ -173,6 +177,20 @@ def test_run_lm_eval_and_lighteval_give_the_same_numbers(
         )  # fmt: skip
     sent["lighteval"] = _recorded(recording_proxy)[before:]
 
+    # --- Inspect AI: its OpenAI-compatible provider (openai-api/<service>/<model>) on the exported @tasks -----
+    before = len(_recorded(recording_proxy))
+    inspect_logs = tmp_path / "inspect_logs"
+    _run(
+        [str(Path(sys.executable).parent / "inspect"), "eval",
+         *(f"scrambled_bench/{task.slug}" for task in exported), "--model", f"openai-api/llama/{served}",
+         "-T", f"data={TINY_BUILD.resolve()}", "--max-tokens", str(MAX_NEW_TOKENS), "--max-connections", "1",
+         "--log-dir", str(inspect_logs), "--display", "plain"],
+        cwd=tmp_path,
+        env={**env, "LLAMA_BASE_URL": recording_proxy.base_url, "LLAMA_API_KEY": "sk-no-key-required"},
+        log=tmp_path / "inspect.log",
+    )  # fmt: skip
+    sent["inspect"] = _recorded(recording_proxy)[before:]
+
     # --- what went over the wire: the same prompts, greedy, the same stops and cap ------------------------
     def prompts(requests: list[dict[str, Any]]) -> Counter[str]:
         assert all(len(request["body"]["messages"]) == 1 for request in requests)
@@ -181,7 +199,7 @@ def test_run_lm_eval_and_lighteval_give_the_same_numbers(
     assert sum(prompts(sent["run"]).values()) == len(our_outputs) == 13
     differences: dict[str, dict[str, Any]] = {}
     ours_sent = {json.dumps(_parameters(r["body"]), sort_keys=True) for r in sent["run"]}
-    for harness in ("lm-eval", "lighteval"):
+    for harness in ("lm-eval", "lighteval", "inspect"):
         assert all(request["path"] == "/v1/chat/completions" for request in sent[harness])
         assert set(prompts(sent[harness])) == set(prompts(sent["run"])), (
             f"{harness} sent other prompts than run"
@@ -206,19 +224,34 @@ def test_run_lm_eval_and_lighteval_give_the_same_numbers(
         print(f"\nrequest parameters that differ from run's: {json.dumps(differences)}")
 
     # --- 1. the same raw outputs --------------------------------------------------------------------------
-    logged = {"lm-eval": lm_eval_samples(lm_eval_out), "lighteval": lighteval_details(lighteval_out)}
+    logged = {
+        "lm-eval": lm_eval_samples(lm_eval_out),
+        "lighteval": lighteval_details(lighteval_out),
+        "inspect": inspect_samples(inspect_logs),
+    }
     for harness, samples in logged.items():
         outputs = {(sample.config.name, sample.meta["id"]): sample.output for sample in samples}
         assert outputs == our_outputs, f"{harness}'s outputs differ from run's"
 
     # --- 2. their logs through `score --from-...` give run's results ---------------------------------------
-    for option, folder in (("--from-lm-eval", lm_eval_out), ("--from-lighteval", lighteval_out)):
+    for option, folder in (
+        ("--from-lm-eval", lm_eval_out),
+        ("--from-lighteval", lighteval_out),
+        ("--from-inspect", inspect_logs),
+    ):
         capsys.readouterr()
         assert main(["score", option, str(folder)]) == 0
         document = json.loads(capsys.readouterr().out)
         assert _scores(document["configs"]) == ours, option
 
     # --- 3. their own aggregates are run's (fractions in both) --------------------------------------------
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    inspect_results = {}
+    for info in list_eval_logs(str(inspect_logs)):
+        log = read_eval_log(info, header_only=True)
+        [scores] = log.results.scores
+        inspect_results[log.eval.metadata["scrambled_bench_config"]] = scores.metrics
     [lm_eval_file] = lm_eval_out.rglob("results_*.json")
     lm_eval_results = json.loads(lm_eval_file.read_text())["results"]
     lighteval_results: dict[str, Any] = {}
@@ -235,6 +268,10 @@ def test_run_lm_eval_and_lighteval_give_the_same_numbers(
             task.config.name: {
                 m.key: lighteval_results[f"{task.lighteval_name}|0"][m.key] for m in task.metrics
             }
+            for task in exported
+        },
+        "inspect": {
+            task.config.name: {m.key: inspect_results[task.config.name][m.key].value for m in task.metrics}
             for task in exported
         },
     }
