@@ -246,14 +246,40 @@ def score_harness_output(
     """The scores of a harness's logged output folder, as a document like results.json (fractions)."""
     from scrambled_bench.harness.results import FRACTION, units
 
-    samples = SOURCES[source](Path(folder))
-    configs = score_logged(
-        samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
-    )
-    return {
+    folder = Path(folder)
+    document: dict[str, Any] = {
         "source": source,
         "folder": str(folder),
         "reader": reader,
         "units": units(FRACTION),
-        "configs": configs,
     }
+    layout = {"lm-eval": LM_EVAL_LOGS, "lighteval": LIGHTEVAL_LOGS}[source]
+    derived = {}
+    if source == "lm-eval" and folder.is_dir():  # derived tasks of `scramble lm-eval:TASK`
+        derived = _scrambled_tasks(folder, confidence_level, n_resamples, seed)
+    if not derived or exported_logs(folder.rglob(layout.glob), layout.pattern):
+        samples = SOURCES[source](folder)
+        document["configs"] = score_logged(
+            samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+        )
+    if derived:
+        document["scrambled_tasks"] = derived
+    return document
+
+
+def _scrambled_tasks(folder: Path, confidence_level: float, n_resamples: int, seed: int) -> dict[str, Any]:
+    """The ``scrambled_tasks`` section of an lm-eval folder (``harness.exports.derived_scores``): empty
+    where its results file names no derived task."""
+    from scrambled_bench.harness.exports.derived_scores import newest_results, score_derived
+    from scrambled_bench.harness.paired import CompareSettings
+
+    results = newest_results(folder)
+    if results is None:
+        return {}
+    newest: dict[str, tuple[str, Path]] = {}
+    for path in folder.rglob(LM_EVAL_LOGS.glob):
+        match = LM_EVAL_SAMPLES.match(path.name)
+        if match is not None and (match["task"] not in newest or match["date"] > newest[match["task"]][0]):
+            newest[match["task"]] = (match["date"], path)
+    settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    return score_derived(folder, {task: path for task, (_, path) in newest.items()}, results, settings)
