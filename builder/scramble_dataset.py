@@ -33,13 +33,14 @@ import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, library_versions, swap_into_place
 from scrambled_bench.builder.card import markdown_table
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
+from scrambled_bench.builder.nested_columns import check_path, column_path, is_list_of_text, map_row, roots
 from scrambled_bench.builder.recipes import check_sample_rate, get_recipe, row_selected
 from scrambled_bench.builder.scrambler import parse_type, scramble, type_description
 from scrambled_bench.errors import ScrambledBenchError, first_line
@@ -96,6 +97,19 @@ class ScrambleJob:
     variants: tuple[Variant, ...]
     seed: int = 0
     id_column: str | None = None
+    kept_splits: frozenset[str] = frozenset()
+    """Splits copied with their text unchanged (``scrambled`` false): a harness task's demonstrations."""
+
+    def for_split(self, split: str) -> ScrambleJob:
+        """The job for one split: a kept split goes through every variant at a sample rate of 0.
+
+        >>> job = ScrambleJob(("text",), (Variant("kfl", "kfl"),), kept_splits=frozenset({"train"}))
+        >>> job.for_split("train").variants[0].sample_rate, job.for_split("test").variants[0].sample_rate
+        (0.0, 100.0)
+        """
+        if split not in self.kept_splits:
+            return self
+        return replace(self, variants=tuple(replace(v, sample_rate=0.0) for v in self.variants))
 
     def scramble_keyed(
         self,
@@ -201,13 +215,14 @@ def scramble_batch(
     """
     rows = len(keys)
     chosen = [row_selected(key, seed=seed, sample_rate=variant.sample_rate) for key in keys]
-    scrambled = {
-        column: [
-            _scrambled_text(value, key, variant, seed) if selected else value
-            for value, key, selected in zip(batch[column], keys, chosen)
-        ]
-        for column in columns
-    }
+    paths = [column_path(column, batch) for column in columns]
+    scrambled: dict[str, list[Any]] = {root: [] for root in roots(paths)}
+    for index, (key, selected) in enumerate(zip(keys, chosen)):
+        row = {root: batch[root][index] for root in scrambled}
+        if selected:  # nested columns (`choices.text`) change only the strings they name
+            row = map_row(row, paths, lambda text, key=key: _scrambled_text(text, key, variant, seed))
+        for root, value in row.items():
+            scrambled[root].append(value)
     out: dict[str, list[Any]] = {}
     for name in column_order or list(batch):
         if name in scrambled:
@@ -476,11 +491,15 @@ def check_columns(
     if not columns:
         raise ScrambledBenchError(f"give --columns to scramble (columns: {', '.join(names)})")
     for column in columns:
-        if column not in features:
+        path = column_path(column, features)
+        if path.field is not None or is_list_of_text(features.get(column)):
+            check_path(split, features, path)  # a list of strings, or a field inside a nested column
+            column = path.root
+        elif column not in features:
             raise ScrambledBenchError(
                 f"split {split!r} has no column {column!r} (columns: {', '.join(names)})"
             )
-        if not _is_text(features[column]):
+        elif not _is_text(features[column]):
             kind = getattr(features[column], "dtype", type(features[column]).__name__)
             text_columns = ", ".join(name for name in names if _is_text(features[name])) or "none"
             raise ScrambledBenchError(
@@ -512,9 +531,10 @@ def output_features(features: Mapping[str, Any], columns: Sequence[str], variant
     from datasets import Features, Value
 
     items: dict[str, Any] = {}
+    originals = roots([column_path(column, features) for column in columns])
     for name, feature in features.items():
         items[name] = feature
-        if name in columns:
+        if name in originals:
             items[name + ORIGINAL_SUFFIX] = feature
     items["scramble_type"] = Value("string")
     items["scrambled"] = Value("bool")
@@ -680,6 +700,9 @@ def scramble_dataset(
     cache_dir: str | None = None,
     api: Any | None = None,
     command: str | None = None,
+    loaded: LoadedSource | None = None,
+    kept_splits: Sequence[str] = (),
+    extra_outputs: Callable[[Path], Mapping[str, Any]] | None = None,
 ) -> ScrambleResult:
     """Scramble ``columns`` of ``source`` with each of ``types`` (one config each) or with ``recipe``, into
     ``out`` and/or the Hub dataset repository ``push``. See the module docstring for the layout and columns.
@@ -687,6 +710,9 @@ def scramble_dataset(
     ``batch_size`` (rows per batch handed to the scrambler) changes neither the rows nor the bytes written;
     ``rows_per_shard`` sets the size of the parquet files.
     ``api`` replaces ``huggingface_hub.HfApi`` for ``push`` (tests).
+    ``loaded`` is a source already loaded (a harness task's dataset, ``builder.harness_tasks``) in place of
+    ``source``; ``kept_splits`` are copied with their text unchanged; ``extra_outputs(folder)`` writes more
+    files into the output before it is moved into place and returns what the manifest adds about them.
 
     >>> scramble_dataset("x.jsonl", columns=["text"], types=["kfl"], out=None)
     Traceback (most recent call last):
@@ -713,9 +739,10 @@ def scramble_dataset(
     if push is not None and api is None:
         require_token()
 
-    loaded = load_source(
-        source, config=config, splits=splits, revision=revision, streaming=streaming, cache_dir=cache_dir
-    )
+    if loaded is None:
+        loaded = load_source(
+            source, config=config, splits=splits, revision=revision, streaming=streaming, cache_dir=cache_dir
+        )
     features = {name: _features_of(name, dataset) for name, dataset in loaded.splits.items()}
     for name, split_features in features.items():
         check_columns(name, split_features, columns, id_column)
@@ -729,7 +756,7 @@ def scramble_dataset(
             f"cannot write to the output folder {parent}: {exc.strerror or exc}"
         ) from None
     try:
-        job = ScrambleJob(tuple(columns), variants, seed, id_column)
+        job = ScrambleJob(tuple(columns), variants, seed, id_column, frozenset(kept_splits))
         rows = _write_splits(
             tmp, loaded, features, job, num_proc=num_proc, streaming=streaming, batch_size=batch_size,
             rows_per_shard=rows_per_shard,
@@ -750,7 +777,10 @@ def scramble_dataset(
                 sample_rate,
             )
         repo_hint = push or (str(out) if out is not None else ".")
-        _write_card_and_manifest(tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint)
+        extra = extra_outputs(tmp) if extra_outputs is not None else {}
+        _write_card_and_manifest(
+            tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint, extra=extra
+        )
         url = None
         if push is not None:
             url = push_scrambled(tmp, push, private=private, api=api)
@@ -791,13 +821,21 @@ def _write_splits(
                 for variant in job.variants
             ]
             try:
+                split_job = job.for_split(split)
                 if streaming:
-                    _stream_split(dataset, writers, job, list(features[split]), num_proc, batch_size)
+                    _stream_split(dataset, writers, split_job, list(features[split]), num_proc, batch_size)
                 else:
-                    for variant, writer in zip(job.variants, writers):
+                    for variant, writer in zip(split_job.variants, writers):
                         cache_file = scratch / f"{split}-{variant.config}.arrow"
                         _map_split(
-                            dataset, writer, job, variant, features[split], cache_file, num_proc, batch_size
+                            dataset,
+                            writer,
+                            split_job,
+                            variant,
+                            features[split],
+                            cache_file,
+                            num_proc,
+                            batch_size,
                         )
             except BaseException:
                 for writer in writers:
@@ -975,9 +1013,12 @@ def _card_data(
 
 def _columns_section(job: ScrambleJob, features: Mapping[str, Any]) -> str:
     rows = []
-    for column in job.columns:
-        rows.append((f"`{column}`", "the scrambled text (the config's type, on the rows it scrambles)"))
-        rows.append((f"`{column}{ORIGINAL_SUFFIX}`", f"`{column}` as in the source"))
+    paths = [column_path(column, features) for column in job.columns]
+    for root in roots(paths):
+        inside = [f"`{path.field}`" for path in paths if path.root == root and path.field is not None]
+        what = f"{', '.join(inside)} scrambled inside, its other fields as in the source" if inside else None
+        rows.append((f"`{root}`", what or "the scrambled text (the config's type, on the rows it scrambles)"))
+        rows.append((f"`{root}{ORIGINAL_SUFFIX}`", f"the whole `{root}` as in the source"))
     rows.append(("`scramble_type`", "the type applied to this row's chosen columns"))
     rows.append(
         (
@@ -988,7 +1029,7 @@ def _columns_section(job: ScrambleJob, features: Mapping[str, Any]) -> str:
     if job.variants[0].recipe:
         rows.append(("`recipe`", "the recipe that made the row"))
     section = markdown_table(("column", "meaning"), rows)
-    others = [name for name in features if name not in job.columns]
+    others = [name for name in features if name not in roots(paths)]
     if others:
         section += (
             "\n\nThe other columns (" + ", ".join(f"`{name}`" for name in others) + ") are copied unchanged."
@@ -1092,8 +1133,10 @@ def _write_card_and_manifest(
     *,
     command: str,
     repo_hint: str,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
-    """README.md and manifest.json of the output in ``tmp`` (the data files are there already)."""
+    """README.md and manifest.json of the output in ``tmp`` (the data files are there already); ``extra``
+    adds keys to the manifest."""
     from scrambled_bench import __version__
 
     entries: dict[str, dict[str, Any]] = _data_file_entries(tmp)
@@ -1117,6 +1160,8 @@ def _write_card_and_manifest(
         "configs": [variant.config for variant in job.variants],
         "built_with": library_versions(),
         "outputs": dict(sorted(entries.items())),
+        **({"kept_splits": sorted(job.kept_splits)} if job.kept_splits else {}),
+        **(extra or {}),
     }
     (tmp / MANIFEST_NAME).write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -285,7 +285,9 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
 
     if "tasks" in document:
         print_variant_scores(document, out)
-    if not document["configs"]:
+    if "scrambled_tasks" in document:
+        print_scrambled_tasks(document, out)
+    if not document.get("configs"):
         return
     document = scores_in(document, PERCENT)  # the document holds fractions, as results.json
     table = Table(title=f"{document['source']} output in {document['folder']} ({document['reader']} reader)")
@@ -335,4 +337,52 @@ def print_variant_scores(document: Mapping[str, Any], out: Console) -> None:
                     "-" if p_value is None else f"{p_value:.3g}",
                     percent(gain.get("value")),
                 )
+
+
+def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
+    """Derived tasks against their canonical task: per metric and type, the harness's value and the
+    paired difference with its interval, McNemar's p and RPG (percent, as the tables)."""
+    from rich.table import Table
+
+    def percent(value: Any) -> str:
+        return "" if value is None else f"{100 * value:.1f}"
+
+    table = Table(title=f"scrambled variants in {document['folder']} (paired with the canonical task)")
+    for column in (
+        "task",
+        "type",
+        "metric",
+        "value %",
+        "difference %",
+        "interval %",
+        "McNemar p",
+        "RPG %",
+        "n",
+    ):
+        table.add_column(
+            column, no_wrap=True, justify="left" if column in ("task", "type", "metric") else "right"
+        )
+    for canonical, entry in document["scrambled_tasks"].items():
+        for key, metric in entry["metrics"].items():
+            table.add_row(
+                canonical,
+                "canonical",
+                key,
+                percent(metric.get("value")),
+                "",
+                "",
+                "",
+                "",
+                str(metric.get("n")),
+            )
+        for scramble_type, variant in entry["types"].items():
+            for key, metric in variant["metrics"].items():
+                ci = metric.get("ci")
+                gain = (metric.get("relative_performance_gain") or {}).get("value")
+                table.add_row(
+                    canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
+                    f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
+                    "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
+                    percent(gain), str(metric.get("n_paired", metric.get("n"))),
+                )  # fmt: skip
     out.print(table)

@@ -11,15 +11,18 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.builder.recipes import RECIPES
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import PrivateOption, SeedOption, TypesOption, choices_enum, option
 from scrambled_bench.names import split_names
 
 RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
 """The paper's Appendix A.4 corpora, from their records (``scrambled_bench.builder.recipes.RECIPES``)."""
+DemosChoice = choices_enum("DemosChoice", ["original", "scrambled"])
+"""What a harness task's demonstrations become (``builder.harness_tasks.DEMOS``)."""
 
 
 def scramble(
-    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, or data files (parquet, JSON Lines, CSV, text; a glob works).")],
+    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP.")],
     columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")],
     types: TypesOption = None,
     recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
@@ -34,6 +37,8 @@ def scramble(
     streaming: Annotated[bool, option("--streaming", "Stream the source (larger than memory); parquet shards are written as it goes.")] = False,
     id_column: Annotated[str | None, option("--id-column", "Column whose value keys each row's scramble (default: the row's index in its split).")] = None,
     sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", min=0, max=100)] = None,
+    include_path: Annotated[Path | None, option("--include-path", "lm-eval: a folder of your own task YAMLs (lm_eval --include_path).")] = None,
+    demos: Annotated[DemosChoice | None, option("--demos", "Harness tasks: the demonstrations' splits copied unchanged (original, the default) or scrambled too.")] = None,
 ) -> None:  # fmt: skip
     """Scramble text columns of any dataset: `<column>` scrambled, `<column>_original` beside it.
 
@@ -47,7 +52,24 @@ def scramble(
         scrambled-bench scramble wikimedia/wikipedia --config 20231101.simple --columns text --recipe ft-rs --streaming --num-proc 8 --out wiki-ft-rs
 
         scrambled-bench scramble 'data/*.jsonl' --columns text --types adj30 --sample-rate 60 --id-column id --push my-org/typos
+
+        scrambled-bench scramble lm-eval:arc_easy --columns question,choices.text --types kfl,rs50,sub --out arc-scrambled
+
+    A harness task (lm-eval:TASK or lm-eval:GROUP) is resolved through the harness's registry: its dataset is
+    scrambled into OUT/<task>/ and derived task files are written to OUT/lm_eval/, so that
+    `lm_eval --include_path OUT/lm_eval --tasks <task>_scrambled` runs the canonical task beside its variants.
     """
+    from scrambled_bench.builder.harness_tasks import harness_of
+
+    if harness_of(source) is not None:
+        _scramble_harness_task(
+            source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming,
+            id_column, sample_rate, include_path, demos,
+        )  # fmt: skip
+        return
+    for name, value in (("--include-path", include_path), ("--demos", demos)):
+        if value is not None:
+            raise ScrambledBenchError(f"{name} applies to a harness task (lm-eval:TASK), not to a dataset")
     from scrambled_bench.builder.scramble_dataset import scramble_dataset
 
     result = scramble_dataset(
@@ -62,3 +84,34 @@ def scramble(
     )
     where = " and ".join(str(place) for place in (result.out, result.url) if place is not None)
     typer.echo(f"scrambled {source} into {where} (rows per config and split: {counts})")
+
+
+def _scramble_harness_task(
+    source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming, id_column,
+    sample_rate, include_path, demos,
+) -> None:  # fmt: skip
+    """``scramble lm-eval:TASK``: the dataset options a task's own config sets are refused, not ignored."""
+    from scrambled_bench.builder.harness_tasks import scramble_harness_task
+
+    for name, value in (
+        ("--push", push), ("--recipe", recipe), ("--split", split), ("--config", config),
+        ("--revision", revision), ("--id-column", id_column), ("--sample-rate", sample_rate),
+    ):  # fmt: skip
+        if value is not None:
+            raise ScrambledBenchError(
+                f"{name} does not apply to a harness task: its config names its dataset"
+            )
+    if streaming:
+        raise ScrambledBenchError("--streaming does not apply to a harness task")
+    result = scramble_harness_task(
+        source, columns=split_names(columns) or [], types=split_names(types), out=out,
+        include_path=include_path, demos=demos.value if demos is not None else "original", seed=seed,
+        num_proc=num_proc,
+    )  # fmt: skip
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
+    tasks = ", ".join(result.rows)
+    typer.echo(
+        f"scrambled {source} ({tasks}) into {result.out}; run: lm_eval --include_path {result.out / 'lm_eval'} "
+        f"--tasks {','.join(name + '_scrambled' for name in result.rows)} --log_samples --output_path OUT"
+    )

@@ -315,18 +315,41 @@ def score_harness_output(
     from scrambled_bench.harness.paired import CompareSettings
     from scrambled_bench.harness.results import FRACTION, units
 
+    folder = Path(folder)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    logs = SOURCES[source](Path(folder), settings)
-    configs = score_logged(
-        logs.samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
-    )
-    document = {
+    document: dict[str, Any] = {
         "source": source,
         "folder": str(folder),
         "reader": reader,
         "units": units(FRACTION),
-        "configs": configs,
     }
-    if logs.tasks is not None:
-        document["tasks"] = logs.tasks
+    # derived tasks of `scramble lm-eval:TASK` (a `scrambled_tasks` section); the bench's own configs where
+    # the folder logs them too, or where it holds nothing else (then their reader names what is missing)
+    derived = _scrambled_tasks(folder, settings) if source == "lm-eval" and folder.is_dir() else {}
+    layout = {"lm-eval": LM_EVAL_LOGS, "lighteval": LIGHTEVAL_LOGS}.get(source)
+    if not derived or (layout is not None and exported_logs(folder.rglob(layout.glob), layout.pattern)):
+        logs = SOURCES[source](folder, settings)
+        document["configs"] = score_logged(
+            logs.samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+        )
+        if logs.tasks is not None:
+            document["tasks"] = logs.tasks
+    if derived:
+        document["scrambled_tasks"] = derived
     return document
+
+
+def _scrambled_tasks(folder: Path, settings: CompareSettings) -> dict[str, Any]:
+    """The ``scrambled_tasks`` section of an lm-eval folder (``harness.exports.derived_scores``): empty
+    where its results file names no derived task."""
+    from scrambled_bench.harness.exports.derived_scores import newest_results, score_derived
+
+    results = newest_results(folder)
+    if results is None:
+        return {}
+    newest: dict[str, tuple[str, Path]] = {}
+    for path in folder.rglob(LM_EVAL_LOGS.glob):
+        match = LM_EVAL_SAMPLES.match(path.name)
+        if match is not None and (match["task"] not in newest or match["date"] > newest[match["task"]][0]):
+            newest[match["task"]] = (match["date"], path)
+    return score_derived(folder, {task: path for task, (_, path) in newest.items()}, results, settings)

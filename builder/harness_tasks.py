@@ -1,0 +1,459 @@
+"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP``.
+
+The task is resolved through lm-eval's own registry (``TaskManager``, with the user's ``--include-path``);
+a group becomes its subtasks. From each task's resolved config comes what it reads: the dataset path,
+config name and ``dataset_kwargs`` (a revision among them), its evaluation split and the split its
+demonstrations are drawn from. That dataset is loaded offline and scrambled by ``scramble``'s own
+functions, seed and row keys (``builder.scramble_dataset``); nothing here scrambles text.
+
+The evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is
+copied with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
+scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
+the manifest says so.
+
+A column that holds the target is refused: one that ``doc_to_target`` names or reads in its Jinja template
+(or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for a
+``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
+documents once scrambled.
+
+Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
+type, the card, the manifest), ``DIR/lm_eval/`` holds the derived task files
+(``harness.exports.lm_eval_variants``), and ``DIR/manifest.json`` lists the tasks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.builder.build import check_output_folder, swap_into_place
+from scrambled_bench.builder.nested_columns import column_path
+from scrambled_bench.builder.scramble_dataset import (
+    MANIFEST_KIND,
+    LoadedSource,
+    Variant,
+    check_columns,
+    is_scramble_output,
+    row_keys,
+    scramble_batch,
+    scramble_dataset,
+    variants_for,
+)
+from scrambled_bench.errors import ScrambledBenchError, first_line
+
+HARNESSES = {"lm-eval": "lm_eval", "lighteval": "lighteval"}
+"""The harness prefixes of a ``scramble`` source and the module each needs."""
+DEMOS = ("original", "scrambled")
+TARGET_CHECK_DOCS = 20
+"""Documents on which a ``!function`` target is compared, original against scrambled."""
+INSTALL_HINT = "pip install 'scrambled-bench[harness]'"
+
+
+def harness_of(source: str) -> tuple[str, str] | None:
+    """(harness, task spec) for a ``lm-eval:`` or ``lighteval:`` source, else None (a dataset).
+
+    >>> harness_of("lm-eval:arc_easy"), harness_of("lighteval:leaderboard|arc|0"), harness_of("cais/mmlu")
+    (('lm-eval', 'arc_easy'), ('lighteval', 'leaderboard|arc|0'), None)
+    >>> harness_of("lm-eval:")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: lm-eval: names no task (lm-eval:TASK or lm-eval:GROUP)
+    """
+    prefix, colon, spec = source.partition(":")
+    if not colon or prefix not in HARNESSES:
+        return None
+    if not spec.strip():
+        raise ScrambledBenchError(f"{prefix}: names no task ({prefix}:TASK or {prefix}:GROUP)")
+    return prefix, spec.strip()
+
+
+def require_harness(harness: str) -> None:
+    """A one-line error, with the extra to install, where the harness is not importable.
+
+    >>> require_harness("lm-eval")
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(HARNESSES[harness]) is None:
+        raise ScrambledBenchError(f"{harness} is not installed: {INSTALL_HINT}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Resolving (lm-eval's registry)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CanonicalTask:
+    """One lm-eval task as its registry resolves it: its YAML, its full config (``!function`` hooks
+    resolved) and what it reads."""
+
+    name: str
+    yaml_path: Path
+    config: dict[str, Any] = field(repr=False)
+
+    @property
+    def dataset_path(self) -> str:
+        return str(self.config.get("dataset_path") or "")
+
+    @property
+    def dataset_name(self) -> str | None:
+        return self.config.get("dataset_name")
+
+    @property
+    def dataset_kwargs(self) -> dict[str, Any]:
+        return dict(self.config.get("dataset_kwargs") or {})
+
+    @property
+    def eval_split(self) -> str:
+        """The split lm-eval evaluates: the test split where the task has one, else the validation split."""
+        split = self.config.get("test_split") or self.config.get("validation_split")
+        if not split:
+            raise ScrambledBenchError(f"task {self.name} names no test_split or validation_split")
+        return str(split)
+
+    @property
+    def demo_split(self) -> str:
+        """The split lm-eval draws demonstrations from (``fewshot_config.split``, ``fewshot_split``, else
+        training, validation, test: lm-eval's own rule)."""
+        fewshot = self.config.get("fewshot_config") or {}
+        for key in ("fewshot_split", "training_split", "validation_split", "test_split"):
+            split = (fewshot.get("split") if isinstance(fewshot, Mapping) else None) or self.config.get(key)
+            if split:
+                return str(split)
+        return self.eval_split
+
+    @property
+    def splits(self) -> list[str]:
+        """Every split the task names, the evaluation split first."""
+        named = [self.eval_split, self.demo_split]
+        named += [self.config.get(key) for key in ("training_split", "validation_split", "test_split")]
+        return list(dict.fromkeys(str(split) for split in named if split))
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata = self.config.get("metadata")
+        return dict(metadata) if isinstance(metadata, Mapping) else {}
+
+
+def _closest(name: str, names: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f" (closest: {', '.join(close)})" if close else ""
+
+
+def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[CanonicalTask]:
+    """The tasks ``spec`` names in lm-eval's registry (a group or tag becomes its subtasks), with their
+    configs as lm-eval loads them; an unknown name is a one-line error with the closest names.
+
+    >>> [task.name for task in resolve_lm_eval("arc_easy")], resolve_lm_eval("arc_easy")[0].dataset_path
+    (['arc_easy'], 'allenai/ai2_arc')
+    """
+    require_harness("lm-eval")
+    import logging
+
+    from lm_eval.tasks import TaskManager
+    from lm_eval.tasks._index import Kind
+
+    logging.getLogger("lm_eval").setLevel(logging.ERROR)
+    if include_path is not None and not Path(include_path).is_dir():
+        raise ScrambledBenchError(f"--include-path {include_path}: no such folder")
+    manager = TaskManager(include_path=str(include_path) if include_path is not None else None)
+    index = manager.task_index
+    if spec not in index:
+        raise ScrambledBenchError(f"lm-eval has no task or group {spec!r}{_closest(spec, list(index))}")
+
+    found: dict[str, CanonicalTask] = {}
+
+    def visit(name: str, seen: tuple[str, ...]) -> None:
+        entry = index.get(name)
+        if entry is None:
+            raise ScrambledBenchError(f"lm-eval: {seen[-1]} names {name!r}, which is not in its registry")
+        if entry.kind == Kind.TAG:
+            for member in sorted(entry.tags):
+                visit(member, (*seen, name))
+        elif entry.kind == Kind.GROUP:
+            for member in _group_members(entry):
+                visit(member, (*seen, name))
+        elif entry.kind == Kind.TASK and entry.yaml_path is not None:
+            found.setdefault(name, _load_task(name, entry.yaml_path))
+        else:
+            raise ScrambledBenchError(
+                f"lm-eval task {name} is defined in Python (class), not by a YAML config; it cannot be derived"
+            )
+
+    visit(spec, (spec,))
+    return list(found.values())
+
+
+def _group_members(entry: Any) -> list[str]:
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    members = load_yaml(entry.yaml_path, resolve_func=False).get("task") or []
+    names = []
+    for member in members if isinstance(members, list) else [members]:
+        if isinstance(member, str):
+            names.append(member)
+        elif isinstance(member, Mapping) and isinstance(member.get("task"), str):
+            names.append(member["task"])
+        else:
+            raise ScrambledBenchError(
+                f"lm-eval group {entry.name}: member {member!r} is defined inline; name a registered task"
+            )
+    return names
+
+
+def _load_task(name: str, yaml_path: Path) -> CanonicalTask:
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    try:
+        config = load_yaml(yaml_path, resolve_func=True)
+    except Exception as exc:  # noqa: BLE001 - a broken task file (or its !function module) is one line
+        raise ScrambledBenchError(
+            f"lm-eval task {name}: cannot load {yaml_path}: {first_line(exc)}"
+        ) from None
+    if config.get("task") != name:
+        raise ScrambledBenchError(
+            f"lm-eval task {name} is one of several in {yaml_path}; it cannot be derived"
+        )
+    if config.get("custom_dataset") is not None:
+        raise ScrambledBenchError(f"lm-eval task {name} builds its dataset in Python (custom_dataset)")
+    if not config.get("dataset_path"):
+        raise ScrambledBenchError(f"lm-eval task {name} names no dataset_path")
+    return CanonicalTask(name, Path(yaml_path).resolve(), config)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading and checking
+# --------------------------------------------------------------------------------------------------
+
+
+def load_task_dataset(task: CanonicalTask) -> LoadedSource:
+    """The splits ``task`` names, loaded as lm-eval loads them (``load_dataset(path, name,
+    **dataset_kwargs)``); a dataset that cannot be loaded (offline, say) is a one-line error."""
+    import datasets
+
+    kwargs = task.dataset_kwargs
+    kwargs.pop("trust_remote_code", None)
+    try:
+        loaded = datasets.load_dataset(task.dataset_path, task.dataset_name, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) is one line
+        raise ScrambledBenchError(
+            f"task {task.name}: cannot load dataset {task.dataset_path!r}: {first_line(exc)}"
+        ) from None
+    missing = [split for split in task.splits if split not in loaded]
+    if missing:
+        raise ScrambledBenchError(
+            f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
+        )
+    description = {
+        "source": f"lm-eval:{task.name}",
+        "kind": "lm-eval task",
+        "dataset_path": task.dataset_path,
+        "config": task.dataset_name,
+        "revision": kwargs.get("revision"),
+    }
+    return LoadedSource({split: loaded[split] for split in task.splits}, description)
+
+
+def template_columns(template: str) -> set[str]:
+    """The names a Jinja template reads (lm-eval's ``doc_to_target: "{{answer}}"``).
+
+    >>> sorted(template_columns("{{choices[gold]}} {{ answer | trim }}"))
+    ['answer', 'choices', 'gold']
+    """
+    import jinja2
+    from jinja2 import meta
+
+    try:
+        return set(meta.find_undeclared_variables(jinja2.Environment().parse(template)))
+    except jinja2.TemplateSyntaxError:
+        return set()
+
+
+def _static_target_columns(task: CanonicalTask, features: Sequence[str]) -> dict[str, str]:
+    """Column -> the option that reads it, for targets given as a column name or a template."""
+    readers = {"doc_to_target": task.config.get("doc_to_target")}
+    if task.config.get("output_type") == "generate_until":
+        readers["doc_to_choice"] = task.config.get("doc_to_choice")  # the gold is then a choice's text
+    columns: dict[str, str] = {}
+    for option, value in readers.items():
+        if not isinstance(value, str):
+            continue
+        names = {value} if value in features else template_columns(value)
+        columns.update({name: option for name in names})
+    return columns
+
+
+def _gold(task: CanonicalTask, doc: Mapping[str, Any]) -> Any:
+    """The target of one processed document as lm-eval reads it (a choice's text where the target is an
+    index into the choices of a generated answer)."""
+    from lm_eval import utils
+
+    def apply(value: Any) -> Any:
+        if callable(value):
+            return value(doc)
+        if isinstance(value, str):
+            return doc[value] if value in doc else utils.apply_template(value, doc)
+        return value
+
+    target = apply(task.config.get("doc_to_target"))
+    choices = task.config.get("doc_to_choice")
+    if choices is not None and task.config.get("output_type") == "generate_until":
+        listed = apply(choices)
+        if isinstance(target, int | str) and str(target).isdigit() and isinstance(listed, list):
+            return listed[int(target)]
+        return target, listed
+    return target
+
+
+def check_not_target(
+    task: CanonicalTask, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+) -> None:
+    """Refuse a column that holds the task's target: named by ``doc_to_target`` (or a template reading
+    it), or, on the first documents, changing the target once scrambled (a ``!function``, or documents
+    reshaped by ``process_docs``)."""
+    features = list(dataset.features)
+    static = _static_target_columns(task, features)
+    for column in columns:
+        root = column_path(column, dataset.features).root
+        if root in static:
+            raise ScrambledBenchError(
+                f"column {column!r} holds the target of task {task.name} ({static[root]} reads it); "
+                "scramble the inputs, never the target"
+            )
+    dynamic = callable(task.config.get("doc_to_target")) or task.config.get("process_docs") is not None
+    if not dynamic:
+        return
+    first = dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset))))
+    batch = first.to_dict()
+    keys = row_keys(batch, range(len(first)), None)
+    original = _processed(task, first)
+    for variant in variants:
+        scrambled_rows = scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
+        scrambled = _processed(task, type(first).from_dict(scrambled_rows))
+        for index, (before, after) in enumerate(zip(original, scrambled)):
+            if _gold(task, before) != _gold(task, after):
+                raise ScrambledBenchError(
+                    f"--columns {','.join(columns)}: task {task.name}'s target of document {index} changes "
+                    f"under {variant.scramble_type}; scramble the inputs, never the target"
+                )
+
+
+def _processed(task: CanonicalTask, dataset: Any) -> list[dict[str, Any]]:
+    process_docs: Callable[[Any], Any] | None = task.config.get("process_docs")
+    try:
+        return list(process_docs(dataset) if process_docs is not None else dataset)
+    except Exception as exc:  # noqa: BLE001 - the task's own hook failing on scrambled rows is one line
+        raise ScrambledBenchError(
+            f"task {task.name}: process_docs fails on the rows: {first_line(exc)}"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------------
+# The command
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HarnessScrambleResult:
+    """What ``scramble lm-eval:...`` wrote: the folder, and rows per task, config and split."""
+
+    out: Path
+    rows: dict[str, dict[str, dict[str, int]]]
+    notes: list[str]
+
+
+def scramble_harness_task(
+    source: str,
+    *,
+    columns: Sequence[str],
+    types: Sequence[str] | None,
+    out: Path | None,
+    include_path: Path | None = None,
+    demos: str = "original",
+    seed: int = 0,
+    num_proc: int = 1,
+    command: str | None = None,
+) -> HarnessScrambleResult:
+    """Scramble the data of the harness task(s) ``source`` names into ``out``, with the derived task files
+    beside it; all or nothing (the folder is moved into place once whole)."""
+    from scrambled_bench import __version__
+    from scrambled_bench.harness.exports.lm_eval_variants import write_lm_eval_tasks
+
+    harness, spec = harness_of(source) or (None, "")
+    if harness != "lm-eval":
+        raise ScrambledBenchError(f"{source}: only lm-eval:TASK is derived so far")
+    if out is None:
+        raise ScrambledBenchError("give --out DIR: the derived task files read the scrambled data from there")
+    if demos not in DEMOS:
+        raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
+    columns = list(dict.fromkeys(columns))
+    if not columns:
+        raise ScrambledBenchError("give --columns to scramble")
+    variants = variants_for(types, None, None)
+    out = Path(out).expanduser().resolve()
+    check_output_folder(
+        out,
+        replaceable=is_scramble_output,
+        refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
+    )
+    tasks = resolve_lm_eval(spec, include_path)
+    loaded = {task.name: load_task_dataset(task) for task in tasks}
+    for task in tasks:
+        for split, dataset in loaded[task.name].splits.items():
+            try:
+                check_columns(split, dataset.features, columns, None)
+            except ScrambledBenchError as exc:
+                raise ScrambledBenchError(f"task {task.name}: {exc}") from None
+        check_not_target(task, loaded[task.name].splits[task.eval_split], columns, variants, seed)
+
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    rows: dict[str, dict[str, dict[str, int]]] = {}
+    notes: list[str] = []
+    try:
+        for task in tasks:
+            kept = [] if demos == "scrambled" else [s for s in task.splits if s != task.eval_split]
+            if demos == "original" and task.demo_split == task.eval_split:
+                notes.append(
+                    f"{task.name} draws its demonstrations from its evaluation split {task.eval_split!r}: "
+                    "they are scrambled with it"
+                )
+            result = scramble_dataset(
+                f"lm-eval:{task.name}", columns=columns, types=[v.scramble_type for v in variants],
+                out=tmp / task.name, seed=seed, num_proc=num_proc, loaded=loaded[task.name],
+                kept_splits=kept, command=command or f"scrambled-bench scramble {source}",
+                extra_outputs=lambda _folder, task=task, kept=kept: {
+                    "harness": {"name": "lm-eval", "task": task.name, "yaml": str(task.yaml_path),
+                                "eval_split": task.eval_split, "demo_split": task.demo_split,
+                                "demos": demos, "kept_splits": kept},
+                },
+            )  # fmt: skip
+            rows[task.name] = result.rows
+        files = write_lm_eval_tasks(
+            tmp / "lm_eval", tasks, out, [v.scramble_type for v in variants], columns=columns, seed=seed
+        )
+        manifest = {
+            "kind": MANIFEST_KIND,
+            "version": __version__,
+            "source": source,
+            "harness": harness,
+            "tasks": [task.name for task in tasks],
+            "types": [v.scramble_type for v in variants],
+            "columns": columns,
+            "seed": seed,
+            "demos": demos,
+            "notes": notes,
+            "outputs": {path: {} for path in files},
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        swap_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return HarnessScrambleResult(out, rows, notes)
