@@ -403,11 +403,23 @@ def _gain(
 
 
 def _differences(a: Run, b: Run) -> list[str]:
-    """The recorded settings in which two runs differ that change which samples they answered."""
+    """The recorded settings in which two runs differ that change which samples they answered. The
+    build's manifest hash is none of them: a build grown since (configs added) has another manifest and
+    the same samples; its tag (version, seed, window) says what the samples depend on.
+
+    >>> from pathlib import Path
+    >>> def run(manifest, tag, seed=0):
+    ...     build = {"version": "1.0.0", "seed": 0, "manifest_sha256": manifest, "tag": tag}
+    ...     return Run(Path("r"), {"configs": {"c": {}}}, {"dataset": build, "settings": {"seed": seed}})
+    >>> _differences(run("aa", "v1.0.0"), run("bb", "v1.0.0"))  # the second build only grew
+    []
+    >>> _differences(run("aa", "v1.0.0"), run("bb", "v1.0.0-window-2026-01-01", seed=1))
+    ['build tag v1.0.0 vs v1.0.0-window-2026-01-01', 'seed 0 vs 1']
+    """
     checks = [
         ("build version", a.build.get("version"), b.build.get("version")),
         ("build seed", a.build.get("seed"), b.build.get("seed")),
-        ("build", a.build.get("manifest_sha256"), b.build.get("manifest_sha256")),
+        ("build tag", a.build.get("tag"), b.build.get("tag")),
         ("data", a.build.get("location"), b.build.get("location")),
         ("seed", a.settings.get("seed"), b.settings.get("seed")),
         ("limit", a.settings.get("limit"), b.settings.get("limit")),
