@@ -196,6 +196,9 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
             "Invalid value for '--concurrency': Input should be greater than or equal to 1",
         ),
         (["--retries", "-1"], "Invalid value for '--retries': Input should be greater than or equal to 0"),
+        # the help says (0, 1): a 100% interval is no interval
+        (["--confidence-level", "1.0"], "Invalid value for '--confidence-level': must be between 0 and 1"),
+        (["--confidence-level", "0"], "Invalid value for '--confidence-level': must be between 0 and 1"),
     ],
 )
 def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[str], message: str) -> None:
