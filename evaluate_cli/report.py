@@ -54,7 +54,7 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (a results.json, or a probe run's probe.json), one row group per model.")],
     fmt: Annotated[FormatChoice, option("--format", "Table format; html is one self-contained page with figures and settings.")] = FormatChoice.markdown,
     output: Annotated[Path | None, option("--output", "Write the report to this file instead of stdout.")] = None,
-    ci: Annotated[bool, option("--ci", "Show bootstrap intervals beside each score.")] = False,
+    ci: Annotated[bool, option("--ci", "Show each score's interval beside it (Wilson for Acc, BCa bootstrap for ED, RR, RPG); each table notes their level and method.")] = False,
     plot: Annotated[Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")] = None,
     paper: Annotated[str | None, option(PAPER_OPTION, "Add the paper's models as reference rows and series: alone, all nineteen; or a comma-separated selection, any case (gpt-4,llama-2-70b).", show_default=False)] = None,
     params: Annotated[list[str] | None, option("--params", "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for several (repeatable); else read from the model's files where the run recorded them.", show_default=False)] = None,
@@ -121,14 +121,14 @@ def report(
             f"({', '.join(map(str, probes))}): report it without them, or rerun `probe` with them"
         )
     loaded = [load_run(path) for path in runs]
+    for value, flag in ((push, "--push"), (model_card_results, "--model-card-results")):
+        if value is not None:  # before anything is computed or sent
+            refuse_incomplete(loaded, flag, allow_incomplete=allow_incomplete)
     if parser is not None or (given and shows_intervals):
         # the stored outputs read again: with another reader, or every interval at the asked level
         loaded = [reread(run, parser.value if parser else None, intervals=intervals) for run in loaded]
     loaded = label_runs(loaded)
     check_same_build(loaded)
-    for value, flag in ((push, "--push"), (model_card_results, "--model-card-results")):
-        if value is not None:  # before anything is computed or sent
-            refuse_incomplete(loaded, flag, allow_incomplete=allow_incomplete)
     comparison = _comparison(loaded, n_resamples, confidence_level, seed) if compare else []
     tables = build_tables(loaded, ci=ci, paper=references) if loaded else []
     tables += [probe_table(result, ci=ci) for result in probes.values()]
