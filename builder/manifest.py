@@ -123,9 +123,11 @@ class Manifest:
         }
 
     def provenance(self) -> dict[str, Any]:
-        """What a run records about the data it read: the manifest's hash, the version and the seed.
+        """What a run records about the data it read: the manifest's hash, the version, the seed and the tag
+        (which names the version, seed and window: what a config's rows depend on; a build grown since keeps
+        its tag and changes its manifest hash).
 
         >>> Manifest.parse(b'{"version": "1.0.0", "seed": 7, "outputs": {}}').provenance()["seed"]
         7
         """
-        return {"manifest_sha256": self.sha256, "version": self.version, "seed": self.seed}
+        return {"manifest_sha256": self.sha256, "version": self.version, "seed": self.seed, "tag": self.tag}

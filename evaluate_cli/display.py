@@ -71,7 +71,7 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     from rich.table import Table
 
     from scrambled_bench.harness.report.tables import Footnotes
-    from scrambled_bench.harness.results import PERCENT, scores_in
+    from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
 
     document = scores_in(document, PERCENT)  # results.json holds fractions
     out = console()
@@ -86,13 +86,18 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     for name, entry in document["configs"].items():
         errors = f"{entry['n_errors']}" + (f" ({entry['error_rate']:.1%})" if entry["n_errors"] else "")
         mean_tokens = entry["prompt_tokens"]["mean"]
+        lacking = incompleteness(entry)
+        scored = str(entry["n_scored"])
+        if lacking:  # the row's scores rest on fewer samples than asked for: say so in the row itself
+            scored = f"{entry['n_scored']} of {entry['n_requests']} {notes.mark(f'incomplete: {lacking}')}"
         table.add_row(
-            name,
-            str(entry["n_scored"]),
+            f"{name} (incomplete)" if lacking else name,
+            scored,
             errors,
             str(entry["unparsed"]),
             *_score_cells(entry, notes),
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
+            style="yellow" if lacking else None,
         )
     out.print(table)
     for line in notes.lines():
@@ -105,10 +110,15 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
         f"{engine.get('retries', 0)} retries; tokens the endpoint reported: {totals['prompt_tokens']:,} "
         f"prompt + {totals['completion_tokens']:,} completion"
     )
-    if totals["n_errors"]:
+    failed = totals.get("n_failed", totals["n_errors"] - totals.get("n_context_too_long", 0))
+    if failed:
         out.print(
-            f"[yellow]{totals['n_errors']} request(s) failed after their retries; "
+            f"[yellow]{failed} request(s) failed after their retries; the run is incomplete: "
             "rerun the same command to retry them[/]"
+        )
+    if totals.get("n_context_too_long"):
+        out.print(
+            f"{totals['n_context_too_long']} prompt(s) longer than the context window, counted as skips"
         )
     if totals["n_missing"]:
         out.print(f"[yellow]{totals['n_missing']} request(s) have no answer yet; rerun the same command[/]")

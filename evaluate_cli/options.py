@@ -61,8 +61,29 @@ TypesOption = Annotated[list[str] | None, option("--types", TYPES_HELP, show_def
 SeedOption = Annotated[int, option("--seed", "Seed (same seed, same output).", min=0)]
 BuildDirOption = Annotated[Path, option("--out", "Build folder (named like the dataset, for load_dataset).")]
 DEFAULT_BUILD = DEFAULT_BUILD_DIR
+
+
+def open_unit_interval(value: float | None) -> float | None:
+    """A confidence level's check: strictly between 0 and 1 (a 100% or 0% interval is no interval).
+
+    >>> open_unit_interval(0.5), open_unit_interval(None)
+    (0.5, None)
+    >>> open_unit_interval(1.0)
+    Traceback (most recent call last):
+    ...
+    typer._click.exceptions.BadParameter: must be between 0 and 1, both excluded; got 1
+    """
+    if value is not None and not 0 < value < 1:
+        raise typer.BadParameter(f"must be between 0 and 1, both excluded; got {value:g}")
+    return value
+
+
+CONFIDENCE_HELP = (
+    "Interval level, between 0 and 1 (both excluded), e.g. 0.95: Wilson intervals for Acc, BCa bootstrap "
+    "(percentile where BCa is undefined) for ED, RR and RPG."
+)
 ConfidenceLevelOption = Annotated[
-    float, option("--confidence-level", "Bootstrap interval level, in (0, 1).", min=0.0, max=1.0)
+    float, option("--confidence-level", CONFIDENCE_HELP, callback=open_unit_interval)
 ]
 NResamplesOption = Annotated[int, option("--n-resamples", "Bootstrap resamples.", min=1)]
 PrivateOption = Annotated[bool, option("--private", "Create the Hub repository as private.")]

@@ -14,12 +14,10 @@ import typer
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
-    ConfidenceLevelOption,
     FormatChoice,
-    NResamplesOption,
     ParserChoice,
     PrivateOption,
-    SeedOption,
+    open_unit_interval,
     option,
 )
 
@@ -56,19 +54,20 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (a results.json, or a probe run's probe.json), one row group per model.")],
     fmt: Annotated[FormatChoice, option("--format", "Table format; html is one self-contained page with figures and settings.")] = FormatChoice.markdown,
     output: Annotated[Path | None, option("--output", "Write the report to this file instead of stdout.")] = None,
-    ci: Annotated[bool, option("--ci", "Show bootstrap intervals beside each score.")] = False,
+    ci: Annotated[bool, option("--ci", "Show each score's interval beside it (Wilson for Acc, BCa bootstrap for ED, RR, RPG); each table notes their level and method.")] = False,
     plot: Annotated[Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")] = None,
     paper: Annotated[str | None, option(PAPER_OPTION, "Add the paper's models as reference rows and series: alone, all nineteen; or a comma-separated selection, any case (gpt-4,llama-2-70b).", show_default=False)] = None,
     params: Annotated[list[str] | None, option("--params", "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for several (repeatable); else read from the model's files where the run recorded them.", show_default=False)] = None,
     compare: Annotated[bool, option("--compare", "Paired significance of every run against the first, on the samples they share.")] = False,
-    n_resamples: NResamplesOption = 1000,
-    confidence_level: ConfidenceLevelOption = 0.95,
-    seed: SeedOption = 0,
+    n_resamples: Annotated[int | None, option("--n-resamples", "Bootstrap resamples (default: as each run stored them for --ci, --plot and html; 1000 for --compare).", min=1, show_default=False)] = None,
+    confidence_level: Annotated[float | None, option("--confidence-level", "Interval level, between 0 and 1 (both excluded), e.g. 0.9: recomputes each run's intervals (Wilson for Acc, BCa bootstrap for ED, RR, RPG) for --ci, --plot and html from its stored outputs, and sets --compare's (default: as each run stored them; 0.95 for --compare).", callback=open_unit_interval, show_default=False)] = None,
+    seed: Annotated[int | None, option("--seed", "Bootstrap seed (default: as each run stored it; 0 for --compare).", min=0, show_default=False)] = None,
     push: Annotated[str | None, option("--push", "Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False)] = None,
     private: PrivateOption = False,
     parser: Annotated[ParserChoice | None, option("--parser", "Re-read every run's stored outputs with this answer reader (default: as each run was scored); paper for numbers comparable with the paper's tables.")] = None,
     model_card_results: Annotated[str | None, option("--model-card-results", "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.", show_default=False)] = None,
     benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
+    allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
 ) -> None:  # fmt: skip
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
@@ -94,6 +93,7 @@ def report(
         run_details,
         select_paper_models,
     )
+    from scrambled_bench.harness.report.hub import refuse_incomplete
     from scrambled_bench.harness.report.tables import reread
     from scrambled_bench.hub import check_repo_id
     from scrambled_bench.probing.report import plot_probe, probe_svgs, probe_table, split_probe_runs
@@ -106,10 +106,27 @@ def report(
         if value is not None:
             check_repo_id(value, flag)
     references = select_paper_models(paper)
+    intervals = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
+    given = [f"--{name.replace('_', '-')}" for name, value in intervals.items() if value is not None]
+    shows_intervals = ci or plot is not None or fmt.value == "html"  # each run's own intervals
+    if given and not (shows_intervals or compare):
+        raise ScrambledBenchError(
+            f"{', '.join(given)} set(s) the intervals that --ci, --compare, --plot and --format html show; "
+            "add one of them"
+        )
     probes, runs = split_probe_runs(runs)
+    if given and shows_intervals and probes:
+        raise ScrambledBenchError(
+            f"{', '.join(given)} recompute(s) the intervals of run folders; a probe run's were made by `probe` "
+            f"({', '.join(map(str, probes))}): report it without them, or rerun `probe` with them"
+        )
     loaded = [load_run(path) for path in runs]
-    if parser is not None:
-        loaded = [reread(run, parser.value) for run in loaded]
+    for value, flag in ((push, "--push"), (model_card_results, "--model-card-results")):
+        if value is not None:  # before anything is computed or sent
+            refuse_incomplete(loaded, flag, allow_incomplete=allow_incomplete)
+    if parser is not None or (given and shows_intervals):
+        # the stored outputs read again: with another reader, or every interval at the asked level
+        loaded = [reread(run, parser.value if parser else None, intervals=intervals) for run in loaded]
     loaded = label_runs(loaded)
     check_same_build(loaded)
     comparison = _comparison(loaded, n_resamples, confidence_level, seed) if compare else []
@@ -182,8 +199,11 @@ def report(
         )
 
 
-def _comparison(runs: list, n_resamples: int, confidence_level: float, seed: int) -> list:
+def _comparison(
+    runs: list, n_resamples: int | None, confidence_level: float | None, seed: int | None
+) -> list:
     from scrambled_bench.harness.report.compare import CompareSettings, compare_runs, comparison_tables
 
-    settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    given = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
+    settings = CompareSettings(**{name: value for name, value in given.items() if value is not None})
     return comparison_tables(compare_runs(runs, settings), settings)

@@ -73,6 +73,10 @@ def run(
 ) -> None:  # fmt: skip
     """Evaluate a model on Scrambled Bench; rerunning the same command resumes where it stopped.
 
+    Exit status: 0 when every request was answered; 3 when the run is incomplete (requests still failed
+    after their retries, e.g. the server went away): results.json is written and marks each incomplete
+    config, and rerunning the same command sends only those; 2 for bad input (fix the command).
+
     Examples:
 
       scrambled-bench run   (the embedded SmolLM2-135M-Instruct on the quick suite, offline)
@@ -145,6 +149,34 @@ def run(
         ) from None
     if document is not None and folder is not None:
         print_run_summary(document, folder)
+        _check_complete(document, (ctx.obj or {}).get("argv", []))
+
+
+def _check_complete(document: dict[str, Any], argv: list[str]) -> None:
+    """Exit 3 (:class:`~scrambled_bench.errors.IncompleteRunError`) where requests are still failed or
+    unanswered: the results are written, but a script must not take them for a finished run.
+
+    >>> _check_complete({"configs": {"c": {"complete": True}}}, ["run"])
+    >>> _check_complete({"configs": {"c": {"n_requests": 4, "n_scored": 3, "n_failed": 1, "complete": False}}}, ["run"])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.IncompleteRunError: the run is incomplete (1 of 1 configs): c: 3 of 4 requests scored: 1 failed after their retries; rerun the same command to complete it: scrambled-bench run
+    """
+    import shlex
+
+    from scrambled_bench.errors import IncompleteRunError
+    from scrambled_bench.harness.results import incomplete_configs
+
+    incomplete = incomplete_configs(document)
+    if not incomplete:
+        return
+    listed = "; ".join(f"{name}: {what}" for name, what in list(incomplete.items())[:3])
+    if len(incomplete) > 3:
+        listed += f"; and {len(incomplete) - 3} more"
+    raise IncompleteRunError(
+        f"the run is incomplete ({len(incomplete)} of {len(document['configs'])} configs): {listed}; "
+        f"rerun the same command to complete it: {shlex.join(['scrambled-bench', *argv])}"
+    )
 
 
 def _interrupted(folder: Path | None, argv: list[str]) -> str:

@@ -14,6 +14,7 @@ from scrambled_bench.evaluate_cli.options import (
     ParserChoice,
     ParserOption,
     choices_enum,
+    open_unit_interval,
     option,
 )
 from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER
@@ -31,7 +32,7 @@ def score(
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
-    confidence_level: Annotated[float | None, option("--confidence-level", "Add percentile-bootstrap intervals at this level, e.g. 0.95.", min=0.0, max=1.0)] = None,
+    confidence_level: Annotated[float | None, option("--confidence-level", "Add intervals at this level, between 0 and 1 (both excluded), e.g. 0.95: Wilson for Acc, BCa bootstrap (percentile where BCa is undefined) for RR, ED and RPG; each says its method.", callback=open_unit_interval)] = None,
     n_resamples: NResamplesOption = 1000,
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
@@ -76,10 +77,6 @@ def score(
     from scrambled_bench.harness.results import FRACTION, units
     from scrambled_bench.metrics.score_files import score_files, write_details
 
-    if confidence_level is not None and not 0 < confidence_level < 1:
-        raise ScrambledBenchError(
-            f"--confidence-level must be between 0 and 1 (exclusive), got {confidence_level}"
-        )
     harness_folders = {"lm-eval": from_lm_eval, "lighteval": from_lighteval, "inspect": from_inspect}
     given = {source: folder for source, folder in harness_folders.items() if folder is not None}
     if given:

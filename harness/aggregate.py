@@ -48,6 +48,22 @@ def fraction(value: Any) -> float | None:
     return None if math.isnan(value) else value + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
+def scored(value: Any, scores: Mapping[str, Any], name: str, boot: Bootstrap) -> dict[str, Any]:
+    """A score's entry in results.json: the value, its interval and how the interval was made, under the
+    module's own names less the score's prefix (``accuracy_ci`` -> ``ci``, ``accuracy_ci_method`` ->
+    ``ci_method``), and the interval's level (``ci_level``).
+
+    >>> scored(0.5, {"accuracy_ci": (0.2, 0.8), "accuracy_ci_method": "wilson"}, "accuracy", Bootstrap())
+    {'value': 0.5, 'ci': [0.2, 0.8], 'ci_method': 'wilson', 'ci_level': 0.95}
+    """
+    ci = interval(scores.get(f"{name}_ci"))
+    entry: dict[str, Any] = {"value": fraction(value), "ci": ci}
+    if ci is not None:
+        entry["ci_method"] = scores.get(f"{name}_ci_method")
+        entry["ci_level"] = boot.confidence_level
+    return entry
+
+
 def interval(bounds: Sequence[float] | None) -> list[float] | None:
     """An interval as results.json stores it: a list of two floats, or None.
 
@@ -72,7 +88,7 @@ def accuracy_score(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dic
     scores = metric("relative_performance_gain").compute(
         predictions=_letters(samples), references=[s["answer"] for s in samples], **boot.options()
     )
-    return {"value": fraction(scores["accuracy"]), "ci": interval(scores.get("accuracy_ci"))}
+    return scored(scores["accuracy"], scores, "accuracy", boot)
 
 
 def gain_score(
@@ -84,7 +100,8 @@ def gain_score(
     """RPG (a fraction) over the ids answered in this config and in both anchors, or None without any.
 
     Where the module says RPG is undefined, ``value`` is None and ``undefined`` says why; the formula's
-    value, where one exists, is kept as ``ratio_as_defined``.
+    value, where one exists, is kept as ``formula`` (the module's ``relative_performance_gain_undefined``
+    and ``relative_performance_gain_formula``, less the prefix, as every part of a score's entry).
     """
     common = [s for s in samples if s["id"] in original and s["id"] in substituted]
     if not common:
@@ -96,18 +113,20 @@ def gain_score(
         substituted_predictions=_letters([substituted[s["id"]] for s in common]),
         **boot.options(),
     )
+    name = "relative_performance_gain"
     result: dict[str, Any] = {
-        "value": fraction(scores["relative_performance_gain"]),
-        "ci": interval(scores.get("relative_performance_gain_ci")),
+        **scored(scores[name], scores, name, boot),
         "n": len(common),
         "original_accuracy": fraction(scores["original_accuracy"]),
         "substituted_accuracy": fraction(scores["substituted_accuracy"]),
     }
-    if scores["relative_performance_gain"] is None:
+    if scores[name] is None:
         result["ci"] = None
-        result["undefined"] = scores["relative_performance_gain_undefined"]
-        if scores.get("relative_performance_gain_formula") is not None:
-            result["ratio_as_defined"] = fraction(scores["relative_performance_gain_formula"])
+        result.pop("ci_method", None)
+        result.pop("ci_level", None)
+        result["undefined"] = scores[f"{name}_undefined"]
+        if scores.get(f"{name}_formula") is not None:
+            result["formula"] = fraction(scores[f"{name}_formula"])
     return result
 
 
@@ -128,15 +147,9 @@ def recovery_scores(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> di
             "recovery_rate": {"value": None, "ci": None, "undefined": str(exc).splitlines()[0]},
         }
     return {
-        "edit_distance": {
-            "value": fraction(scores["edit_distance"]),
-            "ci": interval(scores.get("edit_distance_ci")),
-        },
+        "edit_distance": scored(scores["edit_distance"], scores, "edit_distance", boot),
         "scrambled_edit_distance": {"value": float(scores["scrambled_edit_distance"])},
-        "recovery_rate": {
-            "value": fraction(scores["recovery_rate"]),
-            "ci": interval(scores.get("recovery_rate_ci")),
-        },
+        "recovery_rate": scored(scores["recovery_rate"], scores, "recovery_rate", boot),
     }
 
 

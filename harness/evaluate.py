@@ -43,6 +43,22 @@ class RunPlan:
     def all_requests(self) -> list[GenerationRequest]:
         return [request for requests in self.requests.values() for request in requests]
 
+    def selection(self) -> dict[str, Any]:
+        """What ran, whichever options selected it: the tasks, datasets, scramble types and exemplar rates
+        of the configs, in order, and the sample limit in force (config.json's ``selection``)."""
+
+        def distinct(values: Any) -> list[Any]:
+            return [value for value in dict.fromkeys(values) if value is not None]
+
+        return {
+            "suite": self.settings.suite_in_force,
+            "tasks": distinct(config.task for config in self.configs),
+            "datasets": distinct(config.dataset for config in self.configs),
+            "types": distinct(config.scramble_type for config in self.configs),
+            "exemplar_rates": distinct(config.exemplar_rate for config in self.configs),
+            "limit": self.limit,
+        }
+
     def identity(self, model: str) -> dict[str, Any]:
         """Everything that decides which requests are sent and how they are scored (it names the run folder)."""
         return self.settings.identity(
@@ -239,10 +255,11 @@ async def execute_run(
             **environment_info(),
             "backend": backend.kind,
             "model": backend.model,
-            "suite": settings.suite,
+            "suite": settings.suite_in_force,
             "run_id": identity_hash(identity),
             "identity": scrub(identity),
-            "settings": settings.scrubbed(),
+            "settings": {**settings.scrubbed(), "suite": settings.suite_in_force},
+            "selection": plan.selection(),
             "engine": scrub(vars(engine_settings)),
             "dataset": plan.data.describe(),
             "fingerprint": scrub(fingerprint),

@@ -38,8 +38,9 @@ SCORE_FIELDS = ("prediction", "correct", "unparsed", "edit_distance", "scrambled
 RESULTS_SCHEMA = 2
 """2: scores in "%" units (Acc, RPG, RR) are fractions, as the metric modules return them (1: percent)."""
 PERCENT, FRACTION = "percent", "fraction"
-SCORE_PARTS = ("value", "ci", "original_accuracy", "substituted_accuracy", "ratio_as_defined")
-"""The numbers in a score's entry that are in the metric's unit."""
+SCORE_PARTS = ("value", "ci", "original_accuracy", "substituted_accuracy", "formula", "ratio_as_defined")
+"""The numbers in a score's entry that are in the metric's unit (``ratio_as_defined``: ``formula``'s name
+in results files written before the module's vocabulary was used throughout)."""
 
 
 @dataclass
@@ -153,6 +154,7 @@ def rescore(
     return {
         **results,
         "reader": reader,
+        "intervals": {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed},
         "units": units(FRACTION),
         "totals": _totals(configs),
         "configs": configs,
@@ -195,6 +197,10 @@ def compute_results(
             "n_errors": len(samples.errors),
             "n_context_too_long": context_skips,
             "n_missing": samples.missing,
+            "n_failed": len(samples.errors) - context_skips,
+            # a context-window skip is a property of the prompt (a rerun skips it again); a failure or a
+            # request never answered is not: the config is incomplete until a rerun sends it again
+            "complete": len(samples.errors) == context_skips and samples.missing == 0,
             "error_rate": (len(samples.errors) / attempted) if attempted else None,
             "unparsed": sum(1 for s in samples.scored if s.get("unparsed")),
             # which of the reader's rules decided, how often: where the reading was not plain, it shows
@@ -253,6 +259,11 @@ def results_document(
         "package_version": run_config.get("package_version"),
         "dataset": run_config.get("dataset"),
         "engine": dict(engine),
+        # how every interval below was made (each names its method beside it: ci_method)
+        "intervals": {
+            key: (run_config.get("settings") or {}).get(key, default)
+            for key, default in (("confidence_level", 0.95), ("n_resamples", 1000), ("seed", 0))
+        },
         "units": units(FRACTION),
         "totals": _totals(configs),
         "configs": configs,
@@ -262,11 +273,73 @@ def results_document(
 def _totals(configs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     keys = ("n_requests", "n_scored", "n_errors", "n_context_too_long", "n_missing", "unparsed")
     totals: dict[str, Any] = {key: sum(entry[key] for entry in configs.values()) for key in keys}
+    totals["n_failed"] = sum(failed_requests(entry) for entry in configs.values())
+    totals["complete"] = all(is_complete(entry) for entry in configs.values())
+    totals["incomplete_configs"] = [name for name, entry in configs.items() if not is_complete(entry)]
     totals["prompt_tokens"] = sum(entry["prompt_tokens"]["total"] for entry in configs.values())
     totals["completion_tokens"] = sum(entry["completion_tokens"]["total"] for entry in configs.values())
     attempted = totals["n_scored"] + totals["n_errors"]
     totals["error_rate"] = (totals["n_errors"] / attempted) if attempted else None
     return totals
+
+
+def failed_requests(entry: Mapping[str, Any]) -> int:
+    """A config's requests that failed after their retries, context-window skips aside (a results.json
+    written before ``n_failed`` existed says it through its counts).
+
+    >>> failed_requests({"n_errors": 3, "n_context_too_long": 1}), failed_requests({"n_failed": 2})
+    (2, 2)
+    """
+    if "n_failed" in entry:
+        return int(entry["n_failed"])
+    return int(entry.get("n_errors", 0)) - int(entry.get("n_context_too_long", 0))
+
+
+def is_complete(entry: Mapping[str, Any]) -> bool:
+    """Whether a config of results.json rests on every request it asked: none failed after its retries and
+    none is unanswered (context-window skips are counted, not missing: a rerun skips them again).
+
+    >>> is_complete({"complete": False}), is_complete({"n_errors": 1, "n_context_too_long": 1, "n_missing": 0})
+    (False, True)
+    """
+    if "complete" in entry:
+        return bool(entry["complete"])
+    return failed_requests(entry) == 0 and int(entry.get("n_missing", 0)) == 0
+
+
+def incompleteness(entry: Mapping[str, Any]) -> str:
+    """What an incomplete config lacks, in words ("" for a complete one).
+
+    >>> incompleteness({"n_requests": 10, "n_scored": 8, "n_failed": 2, "n_missing": 0, "complete": False})
+    '8 of 10 requests scored: 2 failed after their retries'
+    >>> incompleteness({"n_requests": 10, "n_scored": 10, "n_failed": 0, "n_missing": 0, "complete": True})
+    ''
+    """
+    if is_complete(entry):
+        return ""
+    parts = []
+    if failed_requests(entry):
+        parts.append(f"{failed_requests(entry)} failed after their retries")
+    if entry.get("n_missing"):
+        parts.append(f"{entry['n_missing']} never answered")
+    return f"{entry.get('n_scored', 0)} of {entry.get('n_requests', '?')} requests scored: " + ", ".join(
+        parts
+    )
+
+
+def incomplete_configs(document: Mapping[str, Any]) -> dict[str, str]:
+    """Config name -> what it lacks (:func:`incompleteness`), for every incomplete config of a results
+    document; empty for a complete run.
+
+    >>> incomplete_configs({"configs": {"a": {"complete": True}, "b": {"n_requests": 2, "n_scored": 0,
+    ...     "n_failed": 2, "n_missing": 0, "complete": False}}})
+    {'b': '0 of 2 requests scored: 2 failed after their retries'}
+    """
+    return {
+        name: incompleteness(entry)
+        for name, entry in (document.get("configs") or {}).items()
+        if not is_complete(entry)
+    }
 
 
 def write_json(path: Path, document: Mapping[str, Any]) -> None:

@@ -81,6 +81,23 @@ class RunSettings:
             raise ScrambledBenchError(
                 f"--confidence-level must be between 0 and 1 (exclusive), got {self.confidence_level}"
             )
+        from scrambled_bench.names import split_names
+
+        # "--types original,rs50" and "--types original --types rs50" are one list of names, recorded split
+        for name in ("tasks", "datasets", "types"):
+            object.__setattr__(self, name, split_names(getattr(self, name)))
+
+    @property
+    def suite_in_force(self) -> str | None:
+        """The suite the selection was drawn from; None where ``tasks`` and ``types`` name the whole grid
+        (the suite then contributes no config, only its default sample limit).
+
+        >>> RunSettings(tasks=["scrqa"], types=["rs50,sub"]).suite_in_force, RunSettings(types=["kf"]).suite_in_force
+        (None, 'quick')
+        >>> RunSettings(types=["rs50,sub"]).types
+        ['rs50', 'sub']
+        """
+        return None if self.tasks is not None and self.types is not None else self.suite
 
     @property
     def chat(self) -> bool:

@@ -311,7 +311,9 @@ def score_qa(
             **bootstrap,
         )
         conditions[condition] = {
-            key: result[key] for key in ("accuracy", "accuracy_ci", "num_samples") if key in result
+            key: result[key]
+            for key in ("accuracy", "accuracy_ci", "accuracy_ci_method", "num_samples")
+            if key in result
         }
         # the module's "unanswered" is what run, report and every table call "unparsed"
         conditions[condition]["unparsed"] = result["unanswered"]

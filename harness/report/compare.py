@@ -6,12 +6,14 @@ is compared with it, config by config, on the samples both answered with the sam
 config they share:
 
 - the difference (other minus baseline) of each metric of the task (Acc, RPG, ED, RR) on those samples,
-  with a **paired bootstrap** interval: the same resampled ids for both runs (numpy, seeded);
+  with a **paired bootstrap** interval: the same resampled ids for both runs (seeded), BCa where it is
+  defined and the percentile interval where it is not, by the metric modules' own
+  ``bootstrap_interval`` (``metrics/*/scrambled_bench_shared.py``), which every interval of the package uses;
 - one test per config: **McNemar's exact test** on the discordant pairs for accuracy (statsmodels), the
   **Wilcoxon signed-rank test** on per-sample edit distances for ScrRec (scipy; RR on the same samples
   moves with ED exactly, so it shares that test);
 - **Benjamini-Hochberg**-adjusted p-values across every test in the comparison (statsmodels);
-- **Wilson intervals** for each run's accuracy (statsmodels);
+- **Wilson intervals** for each run's accuracy (the modules' ``wilson_interval``, as in results.json);
 - the **minimum detectable difference**: the smallest true difference that a two-sided test at level
   alpha finds with the stated power at this sample size, given the spread of the paired differences
   (``(z_{1-alpha/2} + z_{power}) * SE``; SE of the mean paired difference, or the bootstrap's for RPG,
@@ -32,9 +34,15 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.report.marks import level_label
 from scrambled_bench.harness.report.tables import Footnotes, ReportTable, Run
 from scrambled_bench.harness.tasks import TaskConfig, get_task
 from scrambled_bench.harness.tasks.base import ACCURACY, ED, RPG, RR, Metric
+from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import (
+    BCA,
+    bootstrap_interval,
+    wilson_interval,
+)
 
 SAMPLES_FILE = "samples.jsonl"
 MCNEMAR = "McNemar exact"
@@ -65,6 +73,8 @@ class MetricComparison:
     other: float | None
     difference: float | None = None
     interval: tuple[float, float] | None = None
+    interval_method: str | None = None
+    """How ``interval`` was made: ``bca``, or ``percentile`` where BCa is undefined."""
     undefined_resamples: int = 0
     test: str | None = None
     p_value: float | None = None
@@ -169,30 +179,37 @@ def paired_bootstrap(
     baseline: np.ndarray,
     other: np.ndarray,
     settings: CompareSettings,
-) -> tuple[tuple[float, float] | None, int, float | None]:
-    """A percentile interval of ``statistic(other) - statistic(baseline)`` over resampled sample ids, the same
-    ids for both runs; returns (interval, resamples where it is undefined, standard error).
+) -> dict[str, Any]:
+    """The interval of ``statistic(other) - statistic(baseline)`` over resampled sample ids, the same ids for
+    both runs: the modules' ``bootstrap_interval`` (BCa, else percentile), whose ``interval``, ``method``,
+    ``undefined_resamples`` and ``standard_error`` it returns.
 
-    ``statistic`` maps a run's per-sample array and an ``(n_resamples, n)`` index array to one value per
-    resample (NaN where undefined; those are left out and counted).
+    ``statistic`` maps a run's per-sample array and an index array to one value per index vector along the
+    last axis (NaN where undefined; those are left out and counted).
 
-    >>> a, b = np.array([0.0, 1.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0, 1.0])
-    >>> mean = lambda values, idx: values[idx].mean(axis=1)
-    >>> (low, high), undefined, _ = paired_bootstrap(mean, a, b, CompareSettings(n_resamples=500))
-    >>> 0.0 <= low <= 0.5 <= high <= 1.0, undefined
+    >>> a, b = np.array([0.0, 1.0, 0.0, 1.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0, 0.0])
+    >>> mean = lambda values, idx: values[idx].mean(axis=-1)
+    >>> result = paired_bootstrap(mean, a, b, CompareSettings(n_resamples=500))
+    >>> low, high = result["interval"]
+    >>> 0.0 <= low <= 0.4 <= high <= 1.0, result["undefined_resamples"]
     (True, 0)
     """
-    n = len(baseline)
-    rng = np.random.default_rng(settings.seed)
-    indices = rng.integers(0, n, size=(settings.n_resamples, n))
-    differences = statistic(other, indices) - statistic(baseline, indices)
-    defined = differences[~np.isnan(differences)]
-    if defined.size == 0:
-        return None, int(differences.size), None
-    tail = (1.0 - settings.confidence_level) / 2.0
-    low, high = np.quantile(defined, [tail, 1.0 - tail])
-    spread = float(np.std(defined, ddof=1)) if defined.size > 1 else None
-    return (float(low), float(high)), int(differences.size - defined.size), spread
+    return bootstrap_interval(
+        lambda indices: statistic(other, indices) - statistic(baseline, indices),
+        len(baseline),
+        settings.confidence_level,
+        settings.n_resamples,
+        settings.seed,
+    )
+
+
+def _set_interval(row: MetricComparison, found: Mapping[str, Any]) -> float | None:
+    """Store a :func:`paired_bootstrap` result on ``row``; return its standard error."""
+    interval = found["interval"]
+    row.interval = None if interval is None else (interval[0], interval[1])
+    row.interval_method = found["method"] if interval is not None else None
+    row.undefined_resamples = found["undefined_resamples"]
+    return found["standard_error"]
 
 
 def mcnemar_exact(baseline: Sequence[bool], other: Sequence[bool]) -> tuple[float, tuple[int, int]]:
@@ -223,16 +240,14 @@ def wilcoxon_p(differences: Sequence[float]) -> float:
     return float(wilcoxon(values).pvalue)
 
 
-def wilson_interval(correct: int, total: int, confidence_level: float) -> tuple[float, float]:
-    """The Wilson score interval of a proportion, in percent.
+def wilson_percent(correct: int, total: int, confidence_level: float) -> tuple[float, float]:
+    """The modules' Wilson score interval of a proportion, in percent (the tables' unit).
 
-    >>> [round(bound, 2) for bound in wilson_interval(8, 10, 0.95)]
+    >>> [round(bound, 2) for bound in wilson_percent(8, 10, 0.95)]
     [49.02, 94.33]
     """
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(correct, total, alpha=1.0 - confidence_level, method="wilson")
-    return float(low) * 100.0, float(high) * 100.0
+    low, high = wilson_interval(correct, total, confidence_level)
+    return low * 100.0, high * 100.0
 
 
 def minimum_detectable_difference(standard_error: float, alpha: float, power: float) -> float:
@@ -286,7 +301,7 @@ class _Shared:
 
 
 def _mean(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    return values[indices].mean(axis=1)
+    return values[indices].mean(axis=-1)
 
 
 def _accuracy(shared: _Shared, settings: CompareSettings) -> MetricComparison:
@@ -295,14 +310,13 @@ def _accuracy(shared: _Shared, settings: CompareSettings) -> MetricComparison:
     right_b = np.array([bool(shared.b[i]["correct"]) for i in ids])
     row = shared.row(ACCURACY, right_a.mean() * 100.0, right_b.mean() * 100.0)
     row.difference = row.other - row.baseline
-    interval, row.undefined_resamples, _ = paired_bootstrap(
-        _mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, settings
+    _set_interval(
+        row, paired_bootstrap(_mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, settings)
     )
-    row.interval = interval
     row.p_value, row.discordant = mcnemar_exact(right_a, right_b)
     row.test = MCNEMAR
-    row.wilson_baseline = wilson_interval(int(right_a.sum()), len(ids), settings.confidence_level)
-    row.wilson_other = wilson_interval(int(right_b.sum()), len(ids), settings.confidence_level)
+    row.wilson_baseline = wilson_percent(int(right_a.sum()), len(ids), settings.confidence_level)
+    row.wilson_other = wilson_percent(int(right_b.sum()), len(ids), settings.confidence_level)
     se = _standard_error((right_b.astype(float) - right_a.astype(float)) * 100.0)
     row.mdd = None if se is None else minimum_detectable_difference(se, settings.alpha, settings.power)
     return row
@@ -318,23 +332,23 @@ def _recovery(shared: _Shared, settings: CompareSettings) -> list[MetricComparis
 
     ed = shared.row(ED, float(ed_a.mean()), float(ed_b.mean()))
     ed.difference = ed.other - ed.baseline
-    ed.interval, ed.undefined_resamples, _ = paired_bootstrap(_mean, ed_a, ed_b, settings)
+    _set_interval(ed, paired_bootstrap(_mean, ed_a, ed_b, settings))
     ed.test, ed.p_value = WILCOXON, p_value
     ed.mdd = None if se_ed is None else minimum_detectable_difference(se_ed, settings.alpha, settings.power)
 
     def recovery_rate(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        total = scrambled[indices].sum(axis=1)
+        total = scrambled[indices].sum(axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(total > 0, (total - values[indices].sum(axis=1)) / total * 100.0, np.nan)
+            return np.where(total > 0, (total - values[indices].sum(axis=-1)) / total * 100.0, np.nan)
 
-    whole = np.arange(len(ids))[None, :]
-    rr = shared.row(RR, float(recovery_rate(ed_a, whole)[0]), float(recovery_rate(ed_b, whole)[0]))
+    whole = np.arange(len(ids))
+    rr = shared.row(RR, float(recovery_rate(ed_a, whole)), float(recovery_rate(ed_b, whole)))
     if rr.baseline != rr.baseline:  # NaN: nothing was scrambled, RR is undefined
         rr.baseline = rr.other = None
         rr.note = "RR undefined: the shared samples hold no scrambled character"
         return [ed, rr]
     rr.difference = rr.other - rr.baseline
-    rr.interval, rr.undefined_resamples, _ = paired_bootstrap(recovery_rate, ed_a, ed_b, settings)
+    _set_interval(rr, paired_bootstrap(recovery_rate, ed_a, ed_b, settings))
     rr.test, rr.note = None, f"tested with ED ({WILCOXON}): on the same samples RR moves with ED exactly"
     # RR_b - RR_a = -(mean ED_b - mean ED_a) / mean scrambled ED * 100 on the same samples
     if se_ed is not None:
@@ -361,14 +375,14 @@ def _gain(
         )
 
     def gain(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        typed, original, substituted = (values[:, k][indices].mean(axis=1) for k in range(3))
+        typed, original, substituted = (values[:, k][indices].mean(axis=-1) for k in range(3))
         spread = original - substituted
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(spread > 0, (typed - substituted) / spread * 100.0, np.nan)
 
     a, b = arrays(runs[0]), arrays(runs[1])
-    whole = np.arange(len(shared.ids))[None, :]
-    value_a, value_b = float(gain(a, whole)[0]), float(gain(b, whole)[0])
+    whole = np.arange(len(shared.ids))
+    value_a, value_b = float(gain(a, whole)), float(gain(b, whole))
     row = shared.row(RPG, None if np.isnan(value_a) else value_a, None if np.isnan(value_b) else value_b)
     if row.baseline is None or row.other is None:
         row.note = "RPG undefined on the shared samples for " + " and ".join(
@@ -378,7 +392,7 @@ def _gain(
         )
         return row
     row.difference = row.other - row.baseline
-    row.interval, row.undefined_resamples, standard_error = paired_bootstrap(gain, a, b, settings)
+    standard_error = _set_interval(row, paired_bootstrap(gain, a, b, settings))
     row.note = f"interval only (no test): {MCNEMAR} on Acc tests this config"
     if standard_error:
         row.mdd = minimum_detectable_difference(standard_error, settings.alpha, settings.power)
@@ -389,11 +403,23 @@ def _gain(
 
 
 def _differences(a: Run, b: Run) -> list[str]:
-    """The recorded settings in which two runs differ that change which samples they answered."""
+    """The recorded settings in which two runs differ that change which samples they answered. The
+    build's manifest hash is none of them: a build grown since (configs added) has another manifest and
+    the same samples; its tag (version, seed, window) says what the samples depend on.
+
+    >>> from pathlib import Path
+    >>> def run(manifest, tag, seed=0):
+    ...     build = {"version": "1.0.0", "seed": 0, "manifest_sha256": manifest, "tag": tag}
+    ...     return Run(Path("r"), {"configs": {"c": {}}}, {"dataset": build, "settings": {"seed": seed}})
+    >>> _differences(run("aa", "v1.0.0"), run("bb", "v1.0.0"))  # the second build only grew
+    []
+    >>> _differences(run("aa", "v1.0.0"), run("bb", "v1.0.0-window-2026-01-01", seed=1))
+    ['build tag v1.0.0 vs v1.0.0-window-2026-01-01', 'seed 0 vs 1']
+    """
     checks = [
         ("build version", a.build.get("version"), b.build.get("version")),
         ("build seed", a.build.get("seed"), b.build.get("seed")),
-        ("build", a.build.get("manifest_sha256"), b.build.get("manifest_sha256")),
+        ("build tag", a.build.get("tag"), b.build.get("tag")),
         ("data", a.build.get("location"), b.build.get("location")),
         ("seed", a.settings.get("seed"), b.settings.get("seed")),
         ("limit", a.settings.get("limit"), b.settings.get("limit")),
@@ -511,7 +537,7 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
     >>> comparison_tables([], CompareSettings())
     []
     """
-    level = f"{settings.confidence_level:.0%}"
+    level = level_label(settings.confidence_level)
     tables = []
     for number, pair in enumerate(pairs, start=1):
         notes = Footnotes()
@@ -551,7 +577,7 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
                     baseline,
                     other,
                     _number(row.difference),
-                    _interval(row.interval),
+                    _interval(row.interval) + _percentile_mark(row, notes),
                     test,
                     _p(row.p_value),
                     _p(row.p_adjusted),
@@ -570,11 +596,24 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
     return tables
 
 
+def _percentile_mark(row: MetricComparison, notes: Footnotes) -> str:
+    """A footnote on an interval that fell back from BCa to the percentile bootstrap, saying why."""
+    if row.interval is None or row.interval_method in (None, BCA):
+        return ""
+    why = (
+        f"{row.undefined_resamples} resamples left it undefined"
+        if row.undefined_resamples
+        else "the resampled differences leave BCa undefined (e.g. all equal)"
+    )
+    return f" {notes.mark(f'percentile bootstrap interval: {why}')}"
+
+
 def _method_notes(pair: PairComparison, settings: CompareSettings) -> list[str]:
+    level = level_label(settings.confidence_level)
     return [
         (
-            f"CI: paired percentile bootstrap, {settings.n_resamples} resamples of the shared sample ids "
-            f"(seed {settings.seed}); Acc cells add each run's Wilson {settings.confidence_level:.0%} interval."
+            f"CI: {level} paired bootstrap, BCa (percentile where marked), {settings.n_resamples} resamples of "
+            f"the shared sample ids (seed {settings.seed}); Acc cells add each run's Wilson {level} interval."
         ),
         (
             f"p: {MCNEMAR} (Acc) or {WILCOXON} (ED) per config; p (BH): Benjamini-Hochberg across every test "

@@ -16,7 +16,13 @@ from typing import Any
 
 from scrambled_bench.harness.report.render import render_markdown
 from scrambled_bench.harness.report.tables import Run, build_tables, label_runs, load_run, run_fingerprint
-from scrambled_bench.harness.results import FRACTION, scores_in
+from scrambled_bench.harness.results import (
+    FRACTION,
+    failed_requests,
+    incomplete_configs,
+    is_complete,
+    scores_in,
+)
 from scrambled_bench.hub import check_repo_id, hub_error
 
 SCORES = ("edit_distance", "recovery_rate", "accuracy", "relative_performance_gain")
@@ -42,6 +48,33 @@ raw output.
 """The results card (a Jinja template; ``card_data`` is the YAML header, as in huggingface_hub's templates)."""
 
 
+def refuse_incomplete(runs: Sequence[Run], flag: str, *, allow_incomplete: bool) -> None:
+    """A one-line error before anything is published where a run is incomplete (requests failed after
+    their retries, or never answered), unless ``allow_incomplete``: then its rows carry the flag.
+
+    >>> run = Run(Path("runs/a"), {"configs": {"c": {"n_requests": 2, "n_scored": 1, "n_failed": 1,
+    ...     "complete": False}}}, {})
+    >>> refuse_incomplete([run], "--push", allow_incomplete=True)
+    >>> refuse_incomplete([run], "--push", allow_incomplete=False)
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --push: runs/a is incomplete (c: 1 of 2 requests scored: 1 failed after their retries); rerun its `run` command to complete it, or add --allow-incomplete to publish it marked as incomplete
+    """
+    from scrambled_bench.errors import ScrambledBenchError
+
+    if allow_incomplete:
+        return
+    for run in runs:
+        incomplete = incomplete_configs(run.results)
+        if incomplete:
+            listed = "; ".join(f"{name}: {what}" for name, what in list(incomplete.items())[:2])
+            more = f"; and {len(incomplete) - 2} more config(s)" if len(incomplete) > 2 else ""
+            raise ScrambledBenchError(
+                f"{flag}: {run.path} is incomplete ({listed}{more}); rerun its `run` command to complete it, "
+                "or add --allow-incomplete to publish it marked as incomplete"
+            )
+
+
 def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
     """One row per config of a run, every column present in every row (``None`` where it does not apply),
     so that the Hub's viewer and ``load_dataset`` read one schema. Scores are fractions, as in results.json
@@ -54,6 +87,8 @@ def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
     >>> [row] = leaderboard_rows(run)
     >>> row["accuracy"], row["accuracy_ci_low"], row["edit_distance"], row["build_version"], row["reader"]
     (0.5, 0.25, None, '1.0.0', 'careful/unknown')
+    >>> row["complete"], row["n_failed"]
+    (True, 0)
     """
     fingerprint = run_fingerprint(run)
     build, settings = run.build, run.settings
@@ -78,6 +113,11 @@ def leaderboard_rows(run: Run) -> list[dict[str, Any]]:
             {
                 "n_scored": entry.get("n_scored"),
                 "n_errors": entry.get("n_errors"),
+                # published with --allow-incomplete: the row says it rests on fewer samples than it asked for
+                "complete": is_complete(entry),
+                "n_requests": entry.get("n_requests"),
+                "n_failed": failed_requests(entry),
+                "n_missing": entry.get("n_missing", 0),
                 "error_rate": entry.get("error_rate"),
                 "unparsed": entry.get("unparsed"),
                 "prompt_tokens_mean": (entry.get("prompt_tokens") or {}).get("mean"),

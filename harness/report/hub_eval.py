@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from scrambled_bench.builder.build import EVAL_YAML_NAME
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.report.tables import Run, run_fingerprint
-from scrambled_bench.harness.results import PERCENT, scores_in
+from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
 from scrambled_bench.harness.tasks import TASKS, Task, TaskConfig
 from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id
 
@@ -306,6 +306,8 @@ def model_eval_results(
             result["source"] = {"url": source_url, "name": "scrambled-bench results"}
         result["evaluation_framework"] = EVALUATION_FRAMEWORK
         result["notes"] = f"{metric.label} ({metric.unit}); {run_notes(run)}"
+        if incompleteness(entry):  # published with --allow-incomplete: the entry says so
+            result["notes"] += f"; INCOMPLETE: {incompleteness(entry)}"
         entries.append(result)
     if not entries:
         raise ScrambledBenchError(f"{run.path}: no scrambled config with a defined value to publish")

@@ -19,6 +19,13 @@ from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.report.marks import (
+    incomplete_caption,
+    incomplete_mark,
+    interval_note,
+    percentile_note,
+    stored_intervals,
+)
 from scrambled_bench.harness.report.paper import (
     PAPER_CITATION,
     PAPER_SAMPLES,
@@ -155,8 +162,10 @@ def load_run(path: Path) -> Run:
     return Run(folder, scores_in(results, PERCENT), config)
 
 
-def reread(run: Run, reader: str) -> Run:
-    """The run as the answer ``reader`` reads its stored outputs (the run itself when it already did).
+def reread(run: Run, reader: str | None = None, *, intervals: Mapping[str, Any] | None = None) -> Run:
+    """The run as the answer ``reader`` reads its stored outputs (None: the reader it was scored with), with
+    its intervals at ``intervals`` (``confidence_level``, ``n_resamples``, ``seed``; a None or missing one:
+    as stored); the run itself where neither changes anything.
 
     Needs the run folder's samples.jsonl and scores.jsonl; a one-line error names what is missing."""
     from scrambled_bench.harness.results import rescore
@@ -164,28 +173,34 @@ def reread(run: Run, reader: str) -> Run:
     from scrambled_bench.io import read_jsonl
     from scrambled_bench.metrics.readers import get_reader
 
+    current = run.results.get("reader", "careful")
+    reader = reader or current
     get_reader(reader)
-    if run.results.get("reader", "careful") == reader:
+    stored = stored_intervals(run.results, run.settings)
+    wanted = {**stored, **{k: v for k, v in (intervals or {}).items() if v is not None}}
+    if reader == current and wanted == stored:
         return run
     for name in (SAMPLES_FILE, SCORES_FILE):
         if not (run.path / name).is_file():
+            why = (
+                f"re-read with --parser {reader}"
+                if reader != current
+                else f"given other intervals ({_settings_text(wanted)}; it stored {_settings_text(stored)})"
+            )
             raise ScrambledBenchError(
-                f"{run.path}: no {name}, so its outputs cannot be re-read with --parser {reader} "
+                f"{run.path}: no {name}, so its outputs cannot be {why} "
                 "(rerun the same `run` command with this version to write it)"
             )
     records, _ = parse_lines((run.path / SAMPLES_FILE).read_bytes())
     scores = [row for _, row in read_jsonl(run.path / SCORES_FILE)]
-    settings = run.config.get("settings") or {}
     results = rescore(
-        run.results,
-        scores,
-        {record["key"]: record for record in records},
-        reader=reader,
-        confidence_level=settings.get("confidence_level", 0.95),
-        n_resamples=settings.get("n_resamples", 1000),
-        seed=settings.get("seed", 0),
+        run.results, scores, {record["key"]: record for record in records}, reader=reader, **wanted
     )
     return Run(run.path, scores_in(results, PERCENT), run.config, run.label)
+
+
+def _settings_text(intervals: Mapping[str, Any]) -> str:
+    return ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in intervals.items())
 
 
 def check_same_build(runs: Sequence[Run]) -> None:
@@ -334,7 +349,14 @@ def score_cell(
     if score.get("value") is None:
         reason = score.get("undefined") or "no sample was scored"
         return f"n/a {notes.mark(f'{label} undefined: {reason}')}"
-    return format_score(score, ci=ci, digits=digits)
+    text = format_score(score, ci=ci, digits=digits)
+    fallback = percentile_note(score) if ci else None
+    return f"{text} {notes.mark(fallback)}" if fallback else text
+
+
+def _add_caption(table: ReportTable, text: str) -> None:
+    if text:
+        table.caption = f"{table.caption} {text}".strip()
 
 
 def ordered_types(types: set[str]) -> list[str]:
@@ -441,7 +463,10 @@ def _types_table(
         errors = error_rate(list(entries.values()), list(entries))
         for index, metric in enumerate(task.metrics):
             cells = [
-                score_cell(entries[t].get(metric.key), metric.label, notes, ci=ci) if t in entries else ""
+                score_cell(entries[t].get(metric.key), metric.label, notes, ci=ci)
+                + incomplete_mark(entries[t], notes)
+                if t in entries
+                else ""
                 for t in types
             ]
             table.rows.append([run.label, metric.label, *cells, errors if index == 0 else ""])
@@ -453,6 +478,7 @@ def _types_table(
     table.notes.extend(notes.lines())
     if references:
         _with_paper(table, paper_table, [(run, list(entries.values())) for run, entries in per_run])
+    _add_caption(table, incomplete_caption([(run, list(entries.values())) for run, entries in per_run]))
     tables = [table]
     if task.view.prompt_tokens_table and any(
         cell not in ("-", "") for row in tokens.rows for cell in row[1:]
@@ -508,6 +534,7 @@ def _category_tables(
                     category,
                     *[
                         score_cell(items[t] and items[t][ACCURACY.key], ACCURACY.label, accuracy_notes, ci=ci)
+                        + (incomplete_mark(entries.get(t), accuracy_notes) if items[t] else "")
                         for t in types
                     ],
                 ]
@@ -518,6 +545,7 @@ def _category_tables(
                     category,
                     *[
                         score_cell(items[t] and items[t].get(RPG.key), RPG.label, gain_notes, ci=ci)
+                        + (incomplete_mark(entries.get(t), gain_notes) if items[t] else "")
                         for t in gained
                     ],
                 ]
@@ -536,6 +564,9 @@ def _category_tables(
             _with_paper(
                 table, paper_table, [(run, list(entries.values())) for run, entries in with_categories]
             )
+        _add_caption(
+            table, incomplete_caption([(run, list(entries.values())) for run, entries in with_categories])
+        )
     return [table for table in (accuracy, gain) if table.rows]
 
 
@@ -567,6 +598,7 @@ def _exemplars_table(
                     scramble_type,
                     *[
                         score_cell(cells[(scramble_type, rate)].get(metric.key), metric.label, notes, ci=ci)
+                        + incomplete_mark(cells[(scramble_type, rate)], notes)
                         if (scramble_type, rate) in cells
                         else ""
                         for rate in rates
@@ -585,6 +617,7 @@ def _exemplars_table(
     table.notes.extend(notes.lines())
     if references:
         _with_paper(table, paper_table, per_run)
+    _add_caption(table, incomplete_caption(per_run))
     return [table]
 
 
@@ -608,5 +641,30 @@ def build_tables(
     tables: list[ReportTable] = []
     for task in TASKS.values():
         for dataset in task.datasets:
-            tables.extend(LAYOUTS[task.view.layout](task, dataset, runs, ci=ci, paper=paper))
+            built = LAYOUTS[task.view.layout](task, dataset, runs, ci=ci, paper=paper)
+            if ci:
+                _label_intervals(built, task, dataset, runs)
+            tables.extend(built)
     return tables
+
+
+def _label_intervals(tables: Sequence[ReportTable], task: Task, dataset: str, runs: Sequence[Run]) -> None:
+    """Each table's note on its intervals: their level and each metric's method (as the runs stored them)."""
+    for run in runs:
+        entries = list(run.entries(task.name, dataset).values())
+        scores = [(metric.label, entry.get(metric.key)) for entry in entries for metric in task.metrics]
+        scores += [
+            (metric.label, item.get(metric.key))
+            for entry in entries
+            for item in (entry.get("categories") or {}).values()
+            for metric in task.metrics
+        ]
+        for table in tables:
+            if not any(row[0] == run.label for row in table.rows):
+                continue
+            # the metrics the table shows, as its title names them (a category table shows one)
+            shown = [(label, score) for label, score in scores if f" {label} " in f" {table.title} "]
+            note = interval_note(shown, stored_intervals(run.results, run.settings))
+            text = note if len(runs) == 1 or not note else f"{run.label}: {note}"
+            if text and text not in table.notes:
+                table.notes.append(text)

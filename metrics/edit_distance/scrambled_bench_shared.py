@@ -1,5 +1,7 @@
 """What the Scrambled Bench metric modules share: the paper's citation and links, the module info, input
-checks, the checked ``add_batch``/``compute``, edit distances and bootstrap intervals.
+checks, the checked ``add_batch``/``compute``, edit distances, and the one set of interval functions (Wilson for
+proportions, BCa bootstrap with a percentile fallback for means and ratios) that every number of the package
+uses: the modules, ``run``, ``score`` and ``report`` import them from here.
 
 Every metric folder carries an identical copy of this file, the way evaluate's ``bleu`` carries
 ``tokenizer_13a.py``, so each folder stays self-contained and can be pushed as a Hub Space as it is
@@ -8,6 +10,7 @@ Every metric folder carries an identical copy of this file, the way evaluate's `
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -133,42 +136,127 @@ def check_bootstrap_options(confidence_level: object, n_resamples: object) -> No
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
 
 
+WILSON, BCA, PERCENTILE = "wilson", "bca", "percentile"
+"""The interval methods, by the name every interval records beside itself (``<score>_ci_method``): Wilson's
+score interval for a proportion (accuracy), the bias-corrected and accelerated bootstrap for a mean or a
+ratio (ED, RR, RPG), and the percentile bootstrap where BCa is undefined."""
+
+
+def wilson_interval(successes: int, n: int, confidence_level: float) -> list[float]:
+    """Wilson's score interval of a proportion ``successes / n``, as fractions: never of zero width, at 0 of
+    n and n of n included (a percentile bootstrap of a constant sample would claim certainty). It is the
+    interval of ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+
+    >>> [round(bound, 4) for bound in wilson_interval(8, 10, 0.95)]
+    [0.4902, 0.9433]
+    >>> [round(bound, 4) for bound in wilson_interval(0, 6, 0.95)]
+    [0.0, 0.3903]
+    """
+    from statistics import NormalDist
+
+    if n < 1:
+        raise ValueError(f"a proportion needs at least one sample, got n={n}")
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence_level) / 2.0)
+    share = successes / n
+    spread = z * z / n
+    centre = (share + spread / 2.0) / (1.0 + spread)
+    half = z / (1.0 + spread) * float(np.sqrt(share * (1.0 - share) / n + spread / (4.0 * n)))
+    # at 0 of n (n of n) the bound is exactly 0 (1); the formula can miss it by a rounding error
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return [low, high]
+
+
 def bootstrap_interval(
     statistic: Callable[[np.ndarray], np.ndarray],
     n_samples: int,
     confidence_level: float,
     n_resamples: int,
     seed: int,
-) -> tuple[list[float] | None, int]:
-    """Percentile-bootstrap interval of ``statistic`` over resampled sample indices.
+) -> dict[str, Any]:
+    """Bootstrap interval of ``statistic`` over resampled sample indices: BCa (``scipy.stats.bootstrap``)
+    where it is defined, else the percentile interval of the resamples that define the statistic.
 
-    ``statistic`` maps an ``(n_resamples, n_samples)`` index array to one value per resample, NaN where
-    the statistic is undefined for that resample; those are left out and counted. The interval is None
-    when no resample has a defined value.
+    ``statistic`` maps an index array of any shape to one value per index vector along its last axis (a
+    resample, or a jackknife sample for BCa's acceleration), NaN where the statistic is undefined. Returns
+    ``interval`` (``[low, high]``, None when no resample defines the statistic), ``method`` (``bca`` or
+    ``percentile``: percentile where a resample or a jackknife sample leaves the statistic undefined, or
+    where every resample agrees), ``undefined_resamples`` (left out) and ``standard_error`` (the spread of
+    the defined resamples).
 
-    >>> values = np.array([0.0, 1.0, 1.0, 1.0])
-    >>> (low, high), undefined = bootstrap_interval(lambda idx: values[idx].mean(axis=1), 4, 0.9, 200, 0)
-    >>> 0.0 <= low <= 0.75 <= high <= 1.0, undefined
-    (True, 0)
+    >>> values = np.array([0.0, 1.0, 2.0, 4.0, 1.0, 3.0])
+    >>> result = bootstrap_interval(lambda idx: values[idx].mean(axis=-1), 6, 0.9, 200, 0)
+    >>> low, high = result["interval"]
+    >>> 0.0 <= low <= values.mean() <= high <= 4.0, result["method"], result["undefined_resamples"]
+    (True, 'bca', 0)
+    >>> bootstrap_interval(lambda idx: np.full(idx.shape[:-1], np.nan), 6, 0.9, 200, 0)["interval"] is None
+    True
     """
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n_samples, size=(n_resamples, n_samples))
-    values = np.asarray(statistic(indices), dtype=float)
-    defined = values[~np.isnan(values)]
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    indices = np.arange(n_samples)
+    if n_samples < 2:  # one sample: every resample is that sample (scipy needs two)
+        values = np.atleast_1d(np.asarray(statistic(indices), dtype=float))
+        defined = bool(values.size) and not np.isnan(values[0])
+        interval = [float(values[0])] * 2 if defined else None
+        return {
+            "interval": interval,
+            "method": PERCENTILE,
+            "undefined_resamples": 0 if defined else n_resamples,
+            "standard_error": 0.0 if defined else None,
+        }
+    with warnings.catch_warnings():
+        # degenerate or partly undefined resamples make BCa NaN (with a warning); the percentile follows
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            result = bootstrap(
+                (indices,),
+                lambda idx, axis=-1: np.asarray(statistic(idx), dtype=float),
+                n_resamples=n_resamples,
+                vectorized=True,
+                confidence_level=confidence_level,
+                method="BCa",
+                **_seeded(bootstrap, seed),
+            )
+    distribution = np.asarray(result.bootstrap_distribution, dtype=float)
+    defined = distribution[~np.isnan(distribution)]
+    undefined = int(distribution.size - defined.size)
     if defined.size == 0:
-        return None, int(values.size)
+        return {
+            "interval": None,
+            "method": PERCENTILE,
+            "undefined_resamples": undefined,
+            "standard_error": None,
+        }
+    spread = float(np.std(defined, ddof=1)) if defined.size > 1 else 0.0
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    if undefined == 0 and not (np.isnan(low) or np.isnan(high)):
+        return {"interval": [low, high], "method": BCA, "undefined_resamples": 0, "standard_error": spread}
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return [float(low), float(high)], int(values.size - defined.size)
+    return {
+        "interval": [float(low), float(high)],
+        "method": PERCENTILE,
+        "undefined_resamples": undefined,
+        "standard_error": spread,
+    }
+
+
+def _seeded(bootstrap: Callable[..., Any], seed: int) -> dict[str, Any]:
+    # scipy 1.15 renamed random_state to rng; the Spaces may run an older scipy
+    generator = np.random.default_rng(seed)
+    return {"rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state": generator}
 
 
 def resampled_mean(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """The mean of ``values`` in each resample of an ``(n_resamples, n_samples)`` index array.
+    """The mean of ``values`` over the last axis of an index array (one value per resample).
 
     >>> resampled_mean(np.array([0.0, 1.0]), np.array([[0, 0], [0, 1]])).tolist()
     [0.0, 0.5]
     """
-    return values[indices].mean(axis=1)
+    return values[indices].mean(axis=-1)
 
 
 def bootstrap_intervals(
@@ -178,20 +266,21 @@ def bootstrap_intervals(
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    """:func:`bootstrap_interval` of each statistic under its name (all over the same resamples), then the
-    bootstrap's ``confidence_level``, ``n_resamples`` and ``undefined_resamples``: the most resamples that
-    any one statistic left out.
+    """:func:`bootstrap_interval` of each statistic under its name, with the method beside it
+    (``<name>_method``), all over the same resamples (one seed); then the bootstrap's ``confidence_level``,
+    ``n_resamples`` and ``undefined_resamples``: the most resamples that any one statistic left out.
 
     >>> values = np.array([0.0, 1.0, 1.0, 1.0])
     >>> result = bootstrap_intervals({"mean_ci": lambda idx: resampled_mean(values, idx)}, 4, 0.9, 200, 0)
     >>> sorted(result), result["undefined_resamples"]
-    (['confidence_level', 'mean_ci', 'n_resamples', 'undefined_resamples'], 0)
+    (['confidence_level', 'mean_ci', 'mean_ci_method', 'n_resamples', 'undefined_resamples'], 0)
     """
     result: dict[str, Any] = {}
     undefined = 0
     for name, statistic in statistics.items():
-        result[name], left_out = bootstrap_interval(statistic, n_samples, confidence_level, n_resamples, seed)
-        undefined = max(undefined, left_out)
+        found = bootstrap_interval(statistic, n_samples, confidence_level, n_resamples, seed)
+        result[name], result[f"{name}_method"] = found["interval"], found["method"]
+        undefined = max(undefined, found["undefined_resamples"])
     result.update(confidence_level=confidence_level, n_resamples=n_resamples, undefined_resamples=undefined)
     return result
 

@@ -36,7 +36,8 @@ Args:
     predictions (`list` of `str`): the sentences the model recovered.
     references (`list` of `str`): the original sentences.
     scrambled (`list` of `str`): the scrambled sentences the model was given.
-    confidence_level (`float`, optional): e.g. 0.95 to add percentile-bootstrap intervals over samples.
+    confidence_level (`float`, optional): e.g. 0.95 to add bootstrap intervals over samples (BCa, or the
+        percentile interval where BCa is undefined).
     n_resamples (`int`, default 1000): bootstrap resamples.
     seed (`int`, default 0): seed of the bootstrap, so intervals are reproducible.
 Returns:
@@ -44,7 +45,8 @@ Returns:
     edit_distance (`float`): mean ED between predictions and references, >= 0.
     scrambled_edit_distance (`float`): mean ED between scrambled and references, >= 0.
     num_samples (`int`): number of sentences.
-    With `confidence_level`: recovery_rate_ci and edit_distance_ci (`[low, high]`), confidence_level,
+    With `confidence_level`: recovery_rate_ci and edit_distance_ci (`[low, high]`), each with its method
+    beside it (recovery_rate_ci_method, edit_distance_ci_method: "bca" or "percentile"), confidence_level,
     n_resamples and undefined_resamples (resamples whose scrambled ED summed to 0, left out).
 Examples:
     >>> import evaluate
@@ -115,9 +117,9 @@ class RecoveryRate(CheckedMetric, evaluate.Metric):
             return result
 
         def resampled_rate(indices: np.ndarray) -> np.ndarray:
-            scrambled_totals = scrambled_ed[indices].sum(axis=1)
+            scrambled_totals = scrambled_ed[indices].sum(axis=-1)
             with np.errstate(divide="ignore", invalid="ignore"):
-                rates = (scrambled_totals - recovered[indices].sum(axis=1)) / scrambled_totals
+                rates = (scrambled_totals - recovered[indices].sum(axis=-1)) / scrambled_totals
             return np.where(scrambled_totals == 0, np.nan, rates)
 
         statistics = {

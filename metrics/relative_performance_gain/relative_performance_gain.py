@@ -16,12 +16,14 @@ import evaluate
 import numpy as np
 
 from .scrambled_bench_shared import (
+    WILSON,
     CheckedMetric,
     bootstrap_intervals,
     check_same_length,
     check_strings,
     metric_info,
     resampled_mean,
+    wilson_interval,
 )
 
 _DESCRIPTION = """\
@@ -43,8 +45,10 @@ Args:
     original_predictions (`list` of `str` or None, optional): answer letters of the same samples, original
         contexts. Give both anchors or neither (accuracy alone).
     substituted_predictions (`list` of `str` or None, optional): the same, letter-substituted contexts.
-    confidence_level (`float`, optional): e.g. 0.95 to add percentile-bootstrap intervals (samples resampled
-        jointly across the three conditions).
+    confidence_level (`float`, optional): e.g. 0.95 to add intervals: Wilson's score interval for accuracy
+        (a proportion: never of zero width at 0 or all correct), a bootstrap for RPG (samples resampled
+        jointly across the three conditions; BCa, or the percentile interval where resamples leave RPG
+        undefined).
     n_resamples (`int`, default 1000): bootstrap resamples.
     seed (`int`, default 0): seed of the bootstrap.
 Returns:
@@ -55,8 +59,10 @@ Returns:
         Acc_ori < Acc_sub, relative_performance_gain_formula (the ratio the formula gives);
         original_accuracy, substituted_accuracy (`float`).
     With `confidence_level`: accuracy_ci and, with the anchors, relative_performance_gain_ci
-        (`[low, high]`, None when no resample defines RPG), confidence_level, n_resamples and
-        undefined_resamples (resamples with Acc_ori <= Acc_sub, left out of RPG's interval).
+        (`[low, high]`, None when no resample defines RPG), each with its method beside it
+        (accuracy_ci_method "wilson"; relative_performance_gain_ci_method "bca" or "percentile"),
+        confidence_level, n_resamples and undefined_resamples (resamples with Acc_ori <= Acc_sub, left
+        out of RPG's interval).
 Examples:
     >>> import evaluate
     >>> rpg = evaluate.load("metrics/relative_performance_gain")  # from a checkout; "ORG/..." from the Hub
@@ -209,7 +215,11 @@ class RelativePerformanceGain(CheckedMetric, evaluate.Metric):
             result["substituted_accuracy"] = float(substituted.mean())
         if confidence_level is None:
             return result
-        statistics = {"accuracy_ci": lambda indices: resampled_mean(scrambled, indices)}
+        accuracy_interval = {
+            "accuracy_ci": wilson_interval(int(scrambled.sum()), len(predictions), confidence_level),
+            "accuracy_ci_method": WILSON,
+        }
+        statistics = {}
         if anchored:
 
             def resampled_gain(indices: np.ndarray) -> np.ndarray:
@@ -220,5 +230,6 @@ class RelativePerformanceGain(CheckedMetric, evaluate.Metric):
                 return np.where(ori <= sub, np.nan, gains)
 
             statistics["relative_performance_gain_ci"] = resampled_gain
+        result.update(accuracy_interval)
         result.update(bootstrap_intervals(statistics, len(predictions), confidence_level, n_resamples, seed))
         return result

@@ -20,6 +20,18 @@ class ScrambledBenchError(Exception):
             self.exit_code = exit_code
 
 
+class IncompleteRunError(ScrambledBenchError):
+    """A run that ended with requests still failed after their retries, or never answered: its results are
+    written but rest on fewer samples than asked for. Exit code 3, apart from bad input's 2, so that a
+    script can tell "retry later" (rerun the same command) from "fix your command".
+
+    >>> IncompleteRunError("2 requests failed").exit_code
+    3
+    """
+
+    exit_code = 3
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, for a one-line error; its type's name when it has none.
 

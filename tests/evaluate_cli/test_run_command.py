@@ -164,7 +164,10 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
     entry = results["configs"]["aqua-cot/aqua/rs50/exemplars-0"]
     assert entry["n_context_too_long"] == 2 and entry["n_scored"] == 0 and entry["error_rate"] == 1.0
     assert entry["accuracy"]["value"] is None
-    assert "failed after their retries" in " ".join(out.split())
+    # a skip is no failure: a rerun would skip it again, so the run is complete and exits 0
+    assert entry["complete"] and entry["n_failed"] == 0 and results["totals"]["complete"]
+    assert "2 prompt(s) longer than the context window, counted as skips" in " ".join(out.split())
+    assert "failed after their retries" not in out
 
 
 @pytest.mark.parametrize(
@@ -196,6 +199,9 @@ def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
             "Invalid value for '--concurrency': Input should be greater than or equal to 1",
         ),
         (["--retries", "-1"], "Invalid value for '--retries': Input should be greater than or equal to 0"),
+        # the help says (0, 1): a 100% interval is no interval
+        (["--confidence-level", "1.0"], "Invalid value for '--confidence-level': must be between 0 and 1"),
+        (["--confidence-level", "0"], "Invalid value for '--confidence-level': must be between 0 and 1"),
     ],
 )
 def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[str], message: str) -> None:

@@ -71,7 +71,7 @@ def test_mcnemar_wilson_and_mdd_match_a_table_worked_by_hand(tmp_path: Path) -> 
 
 def test_bootstrap_interval_covers_a_known_difference_at_its_stated_rate() -> None:
     """200 simulated pairs of runs, each answering 150 questions with a true accuracy difference of 10 points
-    (pairs: both right .5, only the baseline .1, only the other .2, neither .2); the 95% paired bootstrap
+    (pairs: both right .5, only the baseline .1, only the other .2, neither .2); the 95% paired BCa bootstrap
     interval must contain 10 in about 95% of them."""
     from scipy.stats import binomtest
 
@@ -80,11 +80,12 @@ def test_bootstrap_interval_covers_a_known_difference_at_its_stated_rate() -> No
     for seed in range(200):
         rng = np.random.default_rng(10_000 + seed)
         pairs = outcomes[rng.choice(4, size=150, p=[0.5, 0.1, 0.2, 0.2])]
-        (low, high), undefined, _ = paired_bootstrap(
-            lambda values, idx: values[idx].mean(axis=1), pairs[:, 0], pairs[:, 1], CompareSettings(seed=seed)
+        found = paired_bootstrap(
+            lambda values, idx: values[idx].mean(axis=-1), pairs[:, 0], pairs[:, 1], CompareSettings(seed=seed)
         )
+        low, high = found["interval"]
         covered += low <= truth <= high
-        assert undefined == 0
+        assert found["undefined_resamples"] == 0 and found["method"] == "bca"
     assert binomtest(covered, 200, 0.95).pvalue > 0.01, covered
     assert covered >= 180
 
@@ -96,8 +97,9 @@ def test_compare_uses_that_bootstrap_on_the_shared_ids(tmp_path: Path) -> None:
     [row] = [r for r in pair.rows if r.metric.label == "Acc"]
     a = np.array([100.0] * 6 + [0.0] * 4)
     b = np.array([100.0] * 5 + [0.0] + [100.0] * 3 + [0.0])
-    expected, _, _ = paired_bootstrap(lambda v, idx: v[idx].mean(axis=1), a, b, settings)
-    assert row.interval == pytest.approx(expected)
+    expected = paired_bootstrap(lambda v, idx: v[idx].mean(axis=-1), a, b, settings)
+    assert row.interval == pytest.approx(expected["interval"])
+    assert row.interval_method == expected["method"]
 
 
 def test_benjamini_hochberg_across_configs(tmp_path: Path) -> None:

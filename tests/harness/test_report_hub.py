@@ -310,3 +310,39 @@ def test_cli_push_and_model_card_results_through_the_api(two_runs: list, tmp_pat
         main(["report", str(two_runs[0].path), "--push", "o/results"])
     assert "o/results already holds these runs: nothing pushed" in err.getvalue()
     assert TaskConfig("scrqa", "dream", "rs100").name in two_runs[0].results["configs"]
+
+
+def test_an_incomplete_run_is_published_only_when_allowed_and_then_marked(
+    two_runs: list, tmp_path: Path, monkeypatch
+) -> None:
+    """A config with failed requests makes the run incomplete: --push and --model-card-results refuse it
+    before calling the Hub; --allow-incomplete publishes it with complete false and the counts in its rows,
+    and INCOMPLETE in its evaluation results' notes."""
+    import huggingface_hub
+
+    from scrambled_bench.evaluate_cli.main import main
+    from scrambled_bench.harness.results import write_json
+
+    folder = two_runs[0].path
+    results = json.loads((folder / "results.json").read_text())
+    entry = results["configs"]["scrqa/dream/rs100"]
+    entry.update(n_requests=entry["n_requests"] + 2, n_errors=2, n_failed=2, complete=False)
+    write_json(folder / "results.json", results)
+    api = FakeHfApi(tmp_path / "hub")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: api)
+    publish = ["--push", "o/results", "--model-card-results", "o/big", "--benchmark", "o/scrambled_bench"]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        refused = main(["report", str(folder), *publish])
+    assert refused == 2 and "is incomplete (scrqa/dream/rs100: " in err.getvalue()
+    assert not api.commits and not api.created  # nothing reached the Hub
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["report", str(folder), *publish, "--allow-incomplete"]) == 0, err.getvalue()
+    [rows_file] = [v for k, v in api.files[("dataset", "o/results")].items() if k.startswith("data/")]
+    rows = {row["config"]: row for row in map(json.loads, rows_file.decode().splitlines())}
+    assert (rows["scrqa/dream/rs100"]["complete"], rows["scrqa/dream/rs100"]["n_failed"]) == (False, 2)
+    assert all(row["complete"] for name, row in rows.items() if name != "scrqa/dream/rs100")
+    [entries] = [yaml.safe_load(v) for v in api.files[("model", "o/big")].values()]
+    notes = {e["dataset"]["task_id"]: e["notes"] for e in entries}
+    assert "INCOMPLETE: " in notes.pop("scrqa-dream-rs100") and notes
+    assert not any("INCOMPLETE" in note for note in notes.values())  # the complete configs are not marked

@@ -427,4 +427,4 @@ def test_rpg_with_no_gain_over_the_substituted_text_is_undefined_not_a_flipped_r
     assert rpg["undefined"] == "original accuracy 0.0000 is below the substituted 0.2500: no gain to recover"
     assert (rpg["original_accuracy"], rpg["substituted_accuracy"]) == (0.0, 0.25)
     # the formula's value, (0.5 - 0.25) / (0 - 0.25) = -1, stays readable beside the verdict
-    assert rpg["ratio_as_defined"] == pytest.approx(-1.0)
+    assert rpg["formula"] == pytest.approx(-1.0)

@@ -68,24 +68,24 @@ def test_metric_folders_are_self_contained():
                 elif isinstance(node, ast.ImportFrom):
                     imported.add((node.module or "").split(".")[0])
             assert "scrambled_bench" not in imported, script
-            assert imported <= {
-                "__future__",
-                "collections",
-                "datasets",
-                "evaluate",
-                "numpy",
-                "rapidfuzz",
-                "pathlib",
-                "typing",
-            }, script
+            third_party = {"datasets", "evaluate", "numpy", "rapidfuzz", "scipy"}
+            standard = {"__future__", "collections", "inspect", "pathlib", "statistics", "typing", "warnings"}
+            assert imported <= third_party | standard, script
+            # what a Space installs: every third-party import is in the folder's requirements.txt
+            required = (folder / "requirements.txt").read_text(encoding="utf-8")
+            assert all(name in required for name in imported & third_party), (script, imported & third_party)
         assert "launch_gradio_widget" in (folder / "app.py").read_text(encoding="utf-8")
 
 
 def test_every_metric_folder_carries_the_same_shared_helpers():
     """The helpers the modules share are one file, copied into each folder so each stays self-contained
     (as evaluate's bleu carries tokenizer_13a.py): the copies must never drift apart."""
-    copies = {name: (REPO / "metrics" / name / "scrambled_bench_shared.py").read_bytes() for name in METRIC_NAMES}
-    assert len(set(copies.values())) == 1, "metrics/*/scrambled_bench_shared.py differ; copy one over the others"
+    copies = {
+        name: (REPO / "metrics" / name / "scrambled_bench_shared.py").read_bytes() for name in METRIC_NAMES
+    }
+    assert len(set(copies.values())) == 1, (
+        "metrics/*/scrambled_bench_shared.py differ; copy one over the others"
+    )
 
 
 # ---------------------------------------------------------------- recovery rate
@@ -340,7 +340,10 @@ def test_undefined_rpg_is_none_with_its_reason_and_the_formula_kept_apart(
     gain, predictions, original, substituted, reason, formula
 ):
     result = gain.compute(
-        predictions=predictions, references=["A", "A"], original_predictions=original, substituted_predictions=substituted
+        predictions=predictions,
+        references=["A", "A"],
+        original_predictions=original,
+        substituted_predictions=substituted,
     )
     assert result["relative_performance_gain"] is None
     assert reason in result["relative_performance_gain_undefined"]

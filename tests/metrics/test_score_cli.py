@@ -173,9 +173,7 @@ def test_score_qa_without_conditions(tmp_path, capsys):
     ]
     code, out, _ = _run(capsys, "score", str(_write_jsonl(tmp_path / "qa.jsonl", rows)), "--task", "qa")
     summary = json.loads(out)
-    assert code == 0 and summary["conditions"] == {
-        "all": {"accuracy": 0.5, "num_samples": 2, "unparsed": 0}
-    }
+    assert code == 0 and summary["conditions"] == {"all": {"accuracy": 0.5, "num_samples": 2, "unparsed": 0}}
     assert "relative_performance_gain" not in summary
 
 
@@ -285,11 +283,11 @@ def test_undefined_rpg_is_stated_in_the_summary_as_run_states_it(tmp_path, capsy
         (["--task", "ner"], "Invalid value for '--task': 'ner' is not one of 'recovery', 'qa'"),
         (
             ["--task", "qa", "--confidence-level", "1.5"],
-            "Invalid value for '--confidence-level': Input should be less than",
+            "Invalid value for '--confidence-level': must be between 0 and 1, both excluded; got 1.5",
         ),
         (
             ["--task", "qa", "--confidence-level", "1"],
-            "--confidence-level must be between 0 and 1 (exclusive), got 1.0",
+            "Invalid value for '--confidence-level': must be between 0 and 1, both excluded; got 1",
         ),
         (
             ["--task", "qa", "--n-resamples", "0"],
@@ -445,3 +443,29 @@ def test_reader_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, rows,
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert re.search(message, err), err
     assert not details.exists()
+
+
+def test_score_accuracy_interval_is_wilson_with_width_at_none_and_all_right(tmp_path, capsys):
+    """0 of n and n of n correct: Wilson intervals of positive width (a bootstrap of a constant sample would
+    be [0, 0]), the same the metric module and results.json give, and the method named beside each."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    rows = [
+        {
+            "prediction": prediction,
+            "choices": ["x", "y"],
+            "answer": "A",
+            "dataset": "realtimeqa",
+            "condition": c,
+        }
+        for c, prediction in (("none", "B"), ("all", "A"))
+        for _ in range(6)
+    ]
+    path = _write_jsonl(tmp_path / "qa.jsonl", rows)
+    code, out, _ = _run(capsys, "score", str(path), "--task", "qa", "--confidence-level", "0.9")
+    assert code == 0
+    conditions = json.loads(out)["conditions"]
+    for condition, correct in (("none", 0), ("all", 6)):
+        low, high = conditions[condition]["accuracy_ci"]
+        assert high - low > 0 and conditions[condition]["accuracy_ci_method"] == "wilson"
+        assert (low, high) == pytest.approx(proportion_confint(correct, 6, alpha=0.1, method="wilson"))
