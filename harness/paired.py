@@ -29,7 +29,7 @@ from scrambled_bench.harness.report.compare import CompareSettings, mcnemar_exac
 __all__ = ["CompareSettings", "DocScore", "is_binary", "paired_difference", "rpg"]
 
 DEFAULT_SETTINGS = CompareSettings()
-"""1000 resamples, a 0.95 percentile interval, seed 0: ``report --compare``'s defaults."""
+"""1000 resamples, a 0.95 BCa interval (percentile where BCa is undefined), seed 0: ``report --compare``'s defaults."""
 NO_TARGET = object()
 """The target of a document whose harness did not log one: never compared."""
 
@@ -76,16 +76,18 @@ def _paired_ids(canonical: Mapping[Hashable, DocScore], variant: Mapping[Hashabl
     return ids
 
 
-def _method(settings: CompareSettings, binary: bool) -> str:
+def _method(settings: CompareSettings, binary: bool, interval: str = "bca") -> str:
+    """How a paired record was computed; ``interval`` is the bootstrap's method (BCa, or percentile where
+    BCa is undefined)."""
     method = (
         f"paired bootstrap over document ids ({settings.n_resamples} resamples, "
-        f"{settings.confidence_level:g} percentile interval, seed {settings.seed})"
+        f"{settings.confidence_level:g} {interval} interval, seed {settings.seed})"
     )
     return method + "; McNemar exact test" if binary else method
 
 
 def _mean_over(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    return values[indices].mean(axis=1)
+    return values[indices].mean(axis=-1)
 
 
 def paired_difference(
@@ -133,7 +135,10 @@ def paired_difference(
         return record
     base = np.array([canonical[i].score for i in ids], dtype=float)
     other = np.array([variant[i].score for i in ids], dtype=float)
-    interval, _, _ = paired_bootstrap(_mean_over, base, other, settings)
+    found = paired_bootstrap(_mean_over, base, other, settings)
+    interval = found["interval"]
+    if interval is not None:
+        record["method"] = _method(settings, binary, found["method"])
     record.update(
         canonical=float(base.mean()) + 0.0,
         variant=float(other.mean()) + 0.0,
