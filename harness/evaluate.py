@@ -141,13 +141,28 @@ async def resolve_run_dir(
     return run_dir_for(plan.identity(backend.model), root)
 
 
+def requests_to_send(
+    plan: RunPlan, model: str, done_keys: set[str]
+) -> dict[TaskConfig, list[GenerationRequest]]:
+    """Per config, the requests a run would still send: each once (the first config that holds it sends
+    it), none already answered (``done_keys``)."""
+    from scrambled_bench.harness.engine import unique_requests
+
+    to_send: dict[TaskConfig, list[GenerationRequest]] = {}
+    seen: set[str] = set()
+    for config, requests in plan.requests.items():
+        unique = unique_requests(requests, model)
+        to_send[config] = [r for k, r in unique.items() if k not in done_keys and k not in seen]
+        seen.update(unique)
+    return to_send
+
+
 async def dry_run_summary(
     plan: RunPlan, backend: Backend, done_keys: set[str], counter: TokenCounter | None = None
 ) -> list[dict[str, Any]]:
     """Per config: requests it holds, how many a resume would still send, and their prompt tokens counted
     by ``counter`` (default: :func:`~scrambled_bench.harness.tokens.choose_token_counter`'s choice), with
     the config's scramble type and its ``original`` counterpart, for the token inflation per type."""
-    from scrambled_bench.harness.engine import unique_requests
     from scrambled_bench.harness.tokens import choose_token_counter
 
     own_counter = counter is None
@@ -159,12 +174,9 @@ async def dry_run_summary(
         if config.scramble_type == "original"
     }
     summary = []
-    seen: set[str] = set()
     try:
-        for config, requests in plan.requests.items():
-            unique = unique_requests(requests, backend.model)
-            to_send = [r for k, r in unique.items() if k not in done_keys and k not in seen]
-            seen.update(unique)
+        for config, to_send in requests_to_send(plan, backend.model, done_keys).items():
+            requests = plan.requests[config]
             counts = await counter.count_all(to_send)
             summary.append(
                 {
