@@ -13,7 +13,8 @@ in order (the paper's own finding), so characters / 4 is off by a third and blin
    applies the chat template of the served model's file where the model name is one (else the count is a
    stated lower bound);
 3. the model itself: an in-process backend counts exactly; a served model named by a local ``.gguf`` or
-   folder is counted with that file's tokenizer;
+   folder is counted with that file's tokenizer, one named by a Hub id with its tokenizer where it is in
+   the local Hugging Face cache (never downloaded);
 4. ``tiktoken`` for OpenAI model names (its encodings need a download; offline, litellm's cached copies
    are used where installed);
 5. only then characters / 4, labelled rough.
@@ -166,8 +167,9 @@ class GGUFCounter(TokenCounter):
         self.llama.close()
 
 
-def load_transformers_tokenizer(source: str) -> Any:
-    """The ``transformers`` tokenizer of a local folder or a Hub id (from the local cache when offline).
+def load_transformers_tokenizer(source: str, *, cached_only: bool = False) -> Any:
+    """The ``transformers`` tokenizer of a local folder or a Hub id (from the local cache when offline, or
+    with ``cached_only``: never downloaded).
 
     >>> load_transformers_tokenizer("/no/such/folder")
     Traceback (most recent call last):
@@ -180,7 +182,9 @@ def load_transformers_tokenizer(source: str) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(str(path) if path.exists() else source)
+        return AutoTokenizer.from_pretrained(
+            str(path) if path.exists() else source, local_files_only=cached_only
+        )
     except (OSError, ValueError, ImportError) as exc:
         hint = (
             "" if path.exists() else "; download it first (`hf download ID`) or give a local folder or .gguf"
@@ -194,9 +198,9 @@ class TransformersCounter(TokenCounter):
 
     method = "tokenizer"
 
-    def __init__(self, source: str, label: str | None = None):
+    def __init__(self, source: str, label: str | None = None, *, cached_only: bool = False):
         super().__init__(label or f"the transformers tokenizer of {source}")
-        self.tokenizer = load_transformers_tokenizer(source)
+        self.tokenizer = load_transformers_tokenizer(source, cached_only=cached_only)
         if not getattr(self.tokenizer, "chat_template", None):
             self.notes.append(f"{source} has no chat template: chat prompts are counted as bare text")
 
@@ -511,11 +515,11 @@ async def choose_token_counter(
         if counter is not None:
             counter.notes[:0] = notes
             return counter
-    counter: TokenCounter
-    if local is not None:
-        counter = local_counter(local, f"the tokenizer of {local}")
-    else:
+    counter = local_counter(local, f"the tokenizer of {local}") if local is not None else None
+    if counter is None:
         notes.append(f"{backend.model!r} is not a local model file or folder")
+        counter = _cached_hub_tokenizer(backend.model, notes)
+    if counter is None:
         encoding, why_not = load_tiktoken_encoding(backend.model)
         if encoding is not None:
             counter = TiktokenCounter(backend.model, encoding)
@@ -524,6 +528,21 @@ async def choose_token_counter(
             counter = RoughCounter()
     counter.notes[:0] = notes
     return counter
+
+
+def _cached_hub_tokenizer(model: str, notes: list[str]) -> TokenCounter | None:
+    """The tokenizer of a Hub model id already in the local Hugging Face cache (nothing is downloaded)."""
+    from scrambled_bench.hub import is_repo_id
+
+    if not is_repo_id(model):
+        return None
+    try:
+        return TransformersCounter(
+            model, f"the transformers tokenizer of {model} (Hugging Face cache)", cached_only=True
+        )
+    except ScrambledBenchError:
+        notes.append(f"no tokenizer of {model} in the Hugging Face cache (--tokenizer {model} downloads one)")
+        return None
 
 
 async def _server_counter(
