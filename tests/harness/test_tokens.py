@@ -219,3 +219,33 @@ def test_the_rough_estimate_grows_with_the_prompt(prompt: str, more: str, chat: 
     shorter = asyncio.run(counter.count(GenerationRequest(prompt, chat=chat)))
     longer = asyncio.run(counter.count(GenerationRequest(prompt + more, chat=chat)))
     assert 1 <= shorter <= longer
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("prompt_mode", ["chat", "completion"])
+def test_a_tgi_server_counts_through_its_tokenize_and_chat_tokenize_routes(
+    tgi_schema_server, prompt_mode: str
+) -> None:
+    """TGI's /tokenize for raw prompts and /chat_tokenize (its own chat template) for chat: the counts per
+    type are the prompt tokens the same server then reports for the requests."""
+    plan = _plan(prompt_mode, limit=1)
+
+    async def go() -> tuple[TokenCounter, dict[str, int], dict[str, int]]:
+        backend = create_backend("tgi", base_url=tgi_schema_server.root_url)
+        await backend.health_check()
+        per_config = requests_to_send(plan, backend.model, set())
+        counter = await choose_token_counter(backend, chat=prompt_mode == "chat")
+        counted = await _per_type(counter, per_config)
+        reported: dict[str, int] = defaultdict(int)
+        for config, requests in per_config.items():
+            for request in requests:
+                reported[config.scramble_type] += (await backend.generate(request)).prompt_tokens
+        await counter.aclose()
+        await backend.aclose()
+        return counter, counted, dict(reported)
+
+    counter, counted, reported = asyncio.run(go())
+    assert counter.method == "server" and counter.source.startswith("TGI's /tokenize") and counter.exact
+    assert counter.notes == []
+    for scramble_type, tokens in reported.items():
+        assert abs(counted[scramble_type] - tokens) <= GOAL * tokens, (scramble_type, counted, reported)
