@@ -144,11 +144,20 @@ def load_gguf_vocabulary(path: Path) -> Any:
         raise ScrambledBenchError(f"cannot read the tokenizer of {path}: {first_line(exc)}") from None
 
 
-class GGUFCounter(TokenCounter):
-    """llama.cpp's tokenizer of a ``.gguf`` file and its chat template: the count a llama.cpp server of
-    the same file reports."""
+class LocalTokenizer(TokenCounter):
+    """A tokenizer held in this process, with the chat template that goes with it."""
 
     method = "tokenizer"
+
+    @abstractmethod
+    def render(self, prompt: str) -> str | None:
+        """``prompt`` as one user message inside the chat template (for a server that tokenizes raw
+        text), or None where there is no template."""
+
+
+class GGUFCounter(LocalTokenizer):
+    """llama.cpp's tokenizer of a ``.gguf`` file and its chat template: the count a llama.cpp server of
+    the same file reports."""
 
     def __init__(self, path: str | Path, source: str | None = None):
         path = Path(path).expanduser()
@@ -158,10 +167,9 @@ class GGUFCounter(TokenCounter):
     async def count(self, request: GenerationRequest) -> int:
         return gguf_request_tokens(self.llama, request)
 
-    def render(self, prompt: str) -> str:
-        """``prompt`` inside the chat template, for a server that tokenizes raw text."""
+    def render(self, prompt: str) -> str | None:
         rendered = render_gguf_chat(self.llama, prompt)
-        return prompt if rendered is None else rendered[0]
+        return None if rendered is None else rendered[0]
 
     async def aclose(self) -> None:
         self.llama.close()
@@ -192,11 +200,9 @@ def load_transformers_tokenizer(source: str, *, cached_only: bool = False) -> An
         raise ScrambledBenchError(f"cannot load tokenizer {source!r}: {first_line(exc)}{hint}") from None
 
 
-class TransformersCounter(TokenCounter):
+class TransformersCounter(LocalTokenizer):
     """A ``transformers`` tokenizer: chat prompts through its chat template, as vLLM and TGI build them
     (special tokens from the template), raw prompts with the tokenizer's special tokens."""
-
-    method = "tokenizer"
 
     def __init__(self, source: str, label: str | None = None, *, cached_only: bool = False):
         super().__init__(label or f"the transformers tokenizer of {source}")
@@ -205,7 +211,6 @@ class TransformersCounter(TokenCounter):
             self.notes.append(f"{source} has no chat template: chat prompts are counted as bare text")
 
     def render(self, prompt: str) -> str | None:
-        """``prompt`` inside the chat template, or None where the tokenizer has none."""
         if not getattr(self.tokenizer, "chat_template", None):
             return None
         return self.tokenizer.apply_chat_template(
@@ -219,7 +224,7 @@ class TransformersCounter(TokenCounter):
         return len(self.tokenizer(rendered, add_special_tokens=False)["input_ids"])
 
 
-def local_counter(source: str, label: str | None = None) -> TokenCounter:
+def local_counter(source: str, label: str | None = None) -> LocalTokenizer:
     """The counter of a ``.gguf`` file, a tokenizer folder or a Hub id (``--tokenizer``)."""
     if source.lower().endswith(".gguf"):
         return GGUFCounter(source, label)
@@ -330,7 +335,7 @@ class ServerCounter(TokenCounter):
         root: str,
         endpoint: TokenizeEndpoint,
         model: str,
-        template: GGUFCounter | TransformersCounter | None = None,
+        template: LocalTokenizer | None = None,
     ):
         super().__init__(f"{endpoint.server}'s {endpoint.path} at {redact(root)}")
         self.client, self.root, self.endpoint, self.model, self.template = (
@@ -402,11 +407,17 @@ async def probe_tokenize_endpoint(
     for endpoint in TOKENIZE_ENDPOINTS:
         try:
             reply = await client.post(root + endpoint.path, json=endpoint.text_body(model, "Hello world"))
-            if reply.status_code == 200 and endpoint.read_count(reply.json()) > 0:
-                return endpoint, tried
+        except httpx.TransportError as exc:  # nothing answers there: no other route will either
+            return None, [f"cannot reach it: {first_line(exc)}"]
+        if reply.status_code != 200:
             tried.append(f"{endpoint.path} ({endpoint.server}): HTTP {reply.status_code}")
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            tried.append(f"{endpoint.path} ({endpoint.server}): {first_line(exc)}")
+            continue
+        try:
+            if endpoint.read_count(reply.json()) > 0:
+                return endpoint, tried
+        except (ValueError, KeyError, TypeError):
+            pass
+        tried.append(f"{endpoint.path} ({endpoint.server}): not its answer")
     return None, tried
 
 
@@ -477,7 +488,7 @@ class RoughCounter(TokenCounter):
     exact = False
 
     def __init__(self) -> None:
-        super().__init__(f"a rough estimate: characters / {ROUGH_CHARS_PER_TOKEN:g}")
+        super().__init__(f"characters / {ROUGH_CHARS_PER_TOKEN:g}")
 
     async def count(self, request: GenerationRequest) -> int:
         return max(1, round(len(request.prompt) / ROUGH_CHARS_PER_TOKEN))
@@ -554,14 +565,14 @@ async def _server_counter(
     # the key the backend sends (an option or its environment variable), to a server that wants one
     api_key = getattr(backend, "_api_key", None)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    client = httpx.AsyncClient(headers=headers, timeout=SERVER_TIMEOUT_SECONDS, trust_env=False)
+    client = httpx.AsyncClient(headers=headers, timeout=SERVER_TIMEOUT_SECONDS)
     endpoint, tried = await probe_tokenize_endpoint(client, root, backend.model)
     if endpoint is None:
         await client.aclose()
         notes.append(f"no tokenize endpoint at {redact(root)} ({'; '.join(tried)})")
         return None
     template = local_counter(local) if chat and endpoint.chat_path is None and local is not None else None
-    counter = ServerCounter(client, root, endpoint, backend.model, template)  # type: ignore[arg-type]
+    counter = ServerCounter(client, root, endpoint, backend.model, template)
     if chat and endpoint.chat_path is None:
         if template is not None:
             counter.source += f", inside the chat template of {local}"

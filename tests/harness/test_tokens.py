@@ -249,3 +249,25 @@ def test_a_tgi_server_counts_through_its_tokenize_and_chat_tokenize_routes(
     assert counter.notes == []
     for scramble_type, tokens in reported.items():
         assert abs(counted[scramble_type] - tokens) <= GOAL * tokens, (scramble_type, counted, reported)
+
+
+def test_the_cli_says_each_fallback_once_and_labels_the_rough_estimate(
+    closed_port_url: str, tmp_path: Path
+) -> None:
+    code, out, err = _dry_run(
+        tmp_path / "dry",
+        "--backend",
+        "openai",
+        "--base-url",
+        closed_port_url,
+        "--model",
+        "my-model",
+        "--limit",
+        "1",
+    )
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("token count: ")]
+    assert len(notes) == 3 and notes[0].startswith(
+        f"token count: no tokenize endpoint at {closed_port_url} (cannot reach"
+    )
+    assert "rough estimate: characters / 4, blind to the scramble type" in " ".join(out.split())
