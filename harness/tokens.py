@@ -338,15 +338,12 @@ class ServerCounter(TokenCounter):
         template: LocalTokenizer | None = None,
     ):
         super().__init__(f"{endpoint.server}'s {endpoint.path} at {redact(root)}")
-        self.client, self.root, self.endpoint, self.model, self.template = (
-            client,
-            root,
-            endpoint,
-            model,
-            template,
-        )
+        self.client = client
+        self.root = root
+        self.endpoint = endpoint
+        self.model = model
+        self.template = template
         self._limit = asyncio.Semaphore(SERVER_CONCURRENCY)
-        self._warned_bare = False
 
     async def _post(self, path: str, body: dict[str, Any]) -> Any:
         async with self._limit:
@@ -375,10 +372,10 @@ class ServerCounter(TokenCounter):
                 )
             )
             return counted if isinstance(counted, int) else await self.count_text(counted)
+        # the client applies the served model's template; a model whose tokenizer adds a BOS token may then
+        # count one token more than the server, which adds none to a template that writes its own
         rendered = self.template.render(request.prompt) if self.template is not None else None
-        if rendered is None:
-            return await self.count_text(request.prompt)
-        return await self.count_text(rendered)
+        return await self.count_text(request.prompt if rendered is None else rendered)
 
     async def count_all(self, requests: Sequence[GenerationRequest]) -> list[int]:
         import httpx
@@ -541,7 +538,7 @@ async def choose_token_counter(
     return counter
 
 
-def _cached_hub_tokenizer(model: str, notes: list[str]) -> TokenCounter | None:
+def _cached_hub_tokenizer(model: str, notes: list[str]) -> TransformersCounter | None:
     """The tokenizer of a Hub model id already in the local Hugging Face cache (nothing is downloaded)."""
     from scrambled_bench.hub import is_repo_id
 
@@ -571,11 +568,14 @@ async def _server_counter(
         await client.aclose()
         notes.append(f"no tokenize endpoint at {redact(root)} ({'; '.join(tried)})")
         return None
-    template = local_counter(local) if chat and endpoint.chat_path is None and local is not None else None
+    template: LocalTokenizer | None = None
+    if chat and endpoint.chat_path is None:
+        # the endpoint tokenizes raw text: the chat template comes from the served model's own tokenizer
+        template = local_counter(local) if local is not None else _cached_hub_tokenizer(backend.model, notes)
     counter = ServerCounter(client, root, endpoint, backend.model, template)
     if chat and endpoint.chat_path is None:
         if template is not None:
-            counter.source += f", inside the chat template of {local}"
+            counter.source += f", inside the chat template of {local or backend.model}"
         else:
             counter.exact = False
             counter.source += (
