@@ -465,9 +465,12 @@ class TiktokenCounter(TokenCounter):
     method = "tiktoken"
 
     def __init__(self, model: str, encoding: Any):
-        super().__init__(f"tiktoken's {encoding.name} (OpenAI's {model})")
+        framing = OPENAI_TOKENS_PER_MESSAGE + len(encoding.encode("user")) + OPENAI_REPLY_PRIMING_TOKENS
+        super().__init__(
+            f"tiktoken's {encoding.name} for OpenAI's {model} (a chat prompt: {framing} more for its framing)"
+        )
         self.encoding = encoding
-        self.framing = OPENAI_TOKENS_PER_MESSAGE + len(encoding.encode("user")) + OPENAI_REPLY_PRIMING_TOKENS
+        self.framing = framing
 
     async def count(self, request: GenerationRequest) -> int:
         tokens = len(self.encoding.encode(request.prompt, disallowed_special=()))
