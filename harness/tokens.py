@@ -1,7 +1,8 @@
 """Prompt tokens before anything is sent (``run --dry-run``), counted by the model's own tokenizer.
 
 A token estimate decides what a paid run costs, and scrambled text takes more tokens than the same words
-in order (the paper's own finding), so characters / 4 is off by a third and blind to the scramble type.
+in order (the paper's own finding), so characters / 4 was a fifth to a half low on the quick suite, and
+blind to the scramble type.
 :func:`choose_token_counter` takes the first of, in order:
 
 1. the tokenizer the user names (``--tokenizer``): a ``.gguf`` file (llama.cpp's own tokenizer and the
