@@ -271,3 +271,39 @@ def test_the_cli_says_each_fallback_once_and_labels_the_rough_estimate(
         f"token count: no tokenize endpoint at {closed_port_url} (cannot reach"
     )
     assert "rough estimate: characters / 4, blind to the scramble type" in " ".join(out.split())
+
+
+def test_a_served_hub_model_is_counted_by_its_cached_tokenizer(
+    tokenizer_folder: Path, smollm2_gguf: Path, closed_port_url: str, tmp_path: Path, monkeypatch, hub_offline
+) -> None:
+    """Step 3 for a Hub id: a tokenizer in the local Hugging Face cache counts, offline, nothing downloaded;
+    the steps before it (an unreachable server, not a local file) are one note each."""
+    import shutil
+
+    import huggingface_hub.constants
+
+    repo = tmp_path / "hub" / "models--test-org--smollm2"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    shutil.copytree(tokenizer_folder, snapshot)
+    (snapshot / "config.json").write_text('{"model_type": "llama"}')  # SmolLM2's, as a cached model has one
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+
+    async def go() -> tuple[TokenCounter, list[int], list[int]]:
+        backend = create_backend("openai", model="test-org/smollm2", base_url=closed_port_url)
+        counter = await choose_token_counter(backend, chat=True)
+        requests = [request for requests in _plan("chat", limit=1).requests.values() for request in requests]
+        gguf = GGUFCounter(smollm2_gguf)
+        counted, expected = await counter.count_all(requests), await gguf.count_all(requests)
+        await gguf.aclose()
+        await backend.aclose()
+        return counter, counted, expected
+
+    counter, counted, expected = asyncio.run(go())
+    assert counter.method == "tokenizer" and "test-org/smollm2 (Hugging Face cache)" in counter.source
+    assert (
+        len(counter.notes) == 2
+        and counter.notes[1] == "'test-org/smollm2' is not a local model file or folder"
+    )
+    assert counted == expected
