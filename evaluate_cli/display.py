@@ -171,34 +171,49 @@ def _print_reader_changes(document: Mapping[str, Any], out: Console) -> None:
         out.print(f"  {line}")
 
 
-def print_dry_run(summary: Sequence[Mapping[str, Any]], model: str, kind: str, folder: Path) -> None:
-    """The requests and prompt tokens a run would send, per config, and whether they were counted or estimated."""
+def print_dry_run(
+    summary: Sequence[Mapping[str, Any]], model: str, kind: str, folder: Path, counted_by: str
+) -> None:
+    """The requests and prompt tokens a run would send, per config and per scramble type (the token
+    inflation of scrambled text), and what counted them (``counted_by``: the counter's source)."""
     from rich.table import Table
 
-    from scrambled_bench.harness.evaluate import CHARS_PER_TOKEN_ESTIMATE
+    from scrambled_bench.harness.tokens import tokens_by_type
 
-    exact = all(item["exact"] for item in summary)
-    table = Table(title=f"dry run: {model} ({kind}), nothing sent")
-    for column in ("config", "requests", "to send", "prompt tokens"):
+    rough = any(item["method"] == "rough" for item in summary)
+    table = Table(title=f"dry run: {model} ({kind}), nothing sent for generation")
+    for column in ("config", "requests", "to send", "prompt tokens", "per request"):
         table.add_column(column, justify="left" if column == "config" else "right")
     for item in summary:
+        per_request = f"{item['prompt_tokens'] / item['to_send']:.1f}" if item["to_send"] else "-"
         table.add_row(
-            item["config"], str(item["requests"]), str(item["to_send"]), f"{item['prompt_tokens']:,}"
+            item["config"],
+            str(item["requests"]),
+            str(item["to_send"]),
+            f"{item['prompt_tokens']:,}",
+            per_request,
         )
     total_send = sum(item["to_send"] for item in summary)
     total_tokens = sum(item["prompt_tokens"] for item in summary)
     table.add_row(
-        "total", str(sum(item["requests"] for item in summary)), str(total_send), f"{total_tokens:,}"
+        "total", str(sum(item["requests"] for item in summary)), str(total_send), f"{total_tokens:,}", ""
     )
     out = console()
     out.print(table)
-    how = (
-        "counted by the model's tokenizer"
-        if exact
-        else (
-            f"estimated as characters / {CHARS_PER_TOKEN_ESTIMATE:g} (the backend cannot count tokens offline)"
+    by_type = Table(title="prompt tokens per scramble type")
+    for column in ("type", "to send", "prompt tokens", "per request", "vs original"):
+        by_type.add_column(column, justify="left" if column == "type" else "right")
+    for row in tokens_by_type(summary):
+        by_type.add_row(
+            row["type"],
+            str(row["requests"]),
+            f"{row['prompt_tokens']:,}",
+            "-" if row["per_request"] is None else f"{row['per_request']:.1f}",
+            "-" if row["vs_original"] is None else f"x{row['vs_original']:.2f}",
         )
-    )
+    out.print(by_type)
+    # a rough estimate or a lower bound says so in its source; the rough one is blind to the scramble type
+    how = f"rough estimate: {counted_by}, blind to the scramble type" if rough else f"counted by {counted_by}"
     out.print(f"{total_send} request(s), {total_tokens:,} prompt tokens ({how}); run folder: {folder}")
 
 

@@ -68,7 +68,8 @@ def run(
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     confidence_level: ConfidenceLevelOption = 0.95,
     n_resamples: NResamplesOption = 1000,
-    dry_run: Annotated[bool, option("--dry-run", "Print the requests and prompt tokens the run would send, send nothing.")] = False,
+    dry_run: Annotated[bool, option("--dry-run", "Print the requests and prompt tokens the run would send, per config and scramble type; send nothing.")] = False,
+    tokenizer: Annotated[str | None, option("--tokenizer", "With --dry-run: count tokens with this tokenizer (a .gguf file, a tokenizer folder or a Hub id) instead of the server's or the model's.")] = None,
     progress: ProgressOption = True,
 ) -> None:  # fmt: skip
     """Evaluate a model on Scrambled Bench; rerunning the same command resumes where it stopped.
@@ -100,6 +101,7 @@ def run(
         resolve_run_dir,
     )
     from scrambled_bench.harness.settings import RunSettings
+    from scrambled_bench.harness.tokens import choose_token_counter
 
     settings = RunSettings(
         backend=backend.value, model=model, base_url=base_url, provider=provider, api_key=api_key, n_ctx=n_ctx,
@@ -112,6 +114,10 @@ def run(
         concurrency=concurrency, max_rps=max_rps, max_retries=retries, request_timeout=request_timeout,
         max_retry_after=max_retry_after,
     )  # fmt: skip
+    if tokenizer is not None and not dry_run:
+        raise ScrambledBenchError(
+            "--tokenizer applies to --dry-run only (a run counts the tokens the server reports)"
+        )
     err = console(stderr=True)
     with BuildAnnouncer(err, progress=progress) as build:  # says so only if the data must be built first
         plan = plan_run(settings, announce=build.announce, build_progress=build.advance)
@@ -124,8 +130,16 @@ def run(
         try:
             folder = await resolve_run_dir(plan, backend_impl, run_dir)
             if dry_run:
-                summary = await dry_run_summary(plan, backend_impl, done_keys(folder))
-                print_dry_run(summary, backend_impl.model, backend_impl.kind, folder)
+                counter = await choose_token_counter(
+                    backend_impl, tokenizer=tokenizer, chat=plan.settings.chat
+                )
+                try:
+                    for note in counter.notes:  # each step of the order passed over, once
+                        err.print(f"[yellow]token count:[/] {note}")
+                    summary = await dry_run_summary(plan, backend_impl, done_keys(folder), counter)
+                finally:
+                    await counter.aclose()
+                print_dry_run(summary, backend_impl.model, backend_impl.kind, folder, counter.source)
                 return None
             return await execute_run(
                 plan,

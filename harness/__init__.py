@@ -10,6 +10,7 @@ directly::
 - ``backends/``: one class per backend with a typed config, registered in ``BACKENDS``
 - ``engine``, ``store``: concurrency, retries, rate limits, resumable run folders
 - ``settings``, ``data``, ``evaluate``: what defines a run, where its data comes from, running it
+- ``tokens``: a run's prompt tokens before it is sent (``--dry-run``), by the model's own tokenizer
 - ``results``, ``aggregate``: results.json; ``report/``: tables, renderers, figures, Hub upload
 """
 

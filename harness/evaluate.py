@@ -23,9 +23,7 @@ from scrambled_bench.harness.data import BuildProgress, DataSource, resolve_data
 from scrambled_bench.harness.engine import EngineSettings
 from scrambled_bench.harness.settings import DEFAULT_RUNS, RunSettings, identity_hash, run_dir_for
 from scrambled_bench.harness.tasks import TaskConfig, build_requests
-
-#: the estimate --dry-run states when the backend cannot count tokens itself
-CHARS_PER_TOKEN_ESTIMATE = 4.0
+from scrambled_bench.harness.tokens import TokenCounter
 
 
 @dataclass
@@ -159,41 +157,58 @@ async def resolve_run_dir(
     return run_dir_for(plan.identity(backend.model), root)
 
 
-async def _count_prompt_tokens(
-    backend: Backend, requests: Sequence[GenerationRequest]
-) -> tuple[list[int], bool]:
-    """Prompt tokens per request by the backend's tokenizer, else a stated estimate (chars / 4)."""
-    counts: list[int] = []
-    exact = True
-    for request in requests:
-        counted = await backend.count_request_tokens(request) if exact else None
-        if counted is None:
-            exact = False
-            counted = max(1, round(len(request.prompt) / CHARS_PER_TOKEN_ESTIMATE))
-        counts.append(counted)
-    return counts, exact
-
-
-async def dry_run_summary(plan: RunPlan, backend: Backend, done_keys: set[str]) -> list[dict[str, Any]]:
-    """Per config: requests it holds, how many a resume would still send, and their prompt tokens."""
+def requests_to_send(
+    plan: RunPlan, model: str, done_keys: set[str]
+) -> dict[TaskConfig, list[GenerationRequest]]:
+    """Per config, the requests a run would still send: each once (the first config that holds it sends
+    it), none already answered (``done_keys``)."""
     from scrambled_bench.harness.engine import unique_requests
 
-    summary = []
+    to_send: dict[TaskConfig, list[GenerationRequest]] = {}
     seen: set[str] = set()
     for config, requests in plan.requests.items():
-        unique = unique_requests(requests, backend.model)
-        to_send = [r for k, r in unique.items() if k not in done_keys and k not in seen]
+        unique = unique_requests(requests, model)
+        to_send[config] = [r for k, r in unique.items() if k not in done_keys and k not in seen]
         seen.update(unique)
-        counts, exact = await _count_prompt_tokens(backend, to_send)
-        summary.append(
-            {
-                "config": config.name,
-                "requests": len(requests),
-                "to_send": len(to_send),
-                "prompt_tokens": sum(counts),
-                "exact": exact,
-            }
-        )
+    return to_send
+
+
+async def dry_run_summary(
+    plan: RunPlan, backend: Backend, done_keys: set[str], counter: TokenCounter | None = None
+) -> list[dict[str, Any]]:
+    """Per config: requests it holds, how many a resume would still send, and their prompt tokens counted
+    by ``counter`` (default: :func:`~scrambled_bench.harness.tokens.choose_token_counter`'s choice), with
+    the config's scramble type and its ``original`` counterpart, for the token inflation per type."""
+    from scrambled_bench.harness.tokens import choose_token_counter
+
+    own_counter = counter is None
+    counter = counter or await choose_token_counter(backend, chat=plan.settings.chat)
+    # each config's unscrambled counterpart in the plan: same task, dataset and exemplar rate
+    originals = {
+        (config.task, config.dataset, config.exemplar_rate): config.name
+        for config in plan.configs
+        if config.scramble_type == "original"
+    }
+    summary = []
+    try:
+        for config, to_send in requests_to_send(plan, backend.model, done_keys).items():
+            requests = plan.requests[config]
+            counts = await counter.count_all(to_send)
+            summary.append(
+                {
+                    "config": config.name,
+                    "scramble_type": config.scramble_type,
+                    "original": originals.get((config.task, config.dataset, config.exemplar_rate)),
+                    "requests": len(requests),
+                    "to_send": len(to_send),
+                    "prompt_tokens": sum(counts),
+                    "exact": counter.exact,
+                    "method": counter.method,
+                }
+            )
+    finally:
+        if own_counter:
+            await counter.aclose()
     return summary
 
 

@@ -174,32 +174,10 @@ class LlamaCppBackend(Backend):
         """The prompt tokens llama.cpp will evaluate for ``request``: for chat, the prompt inside the model's
         chat template (what ``usage.prompt_tokens`` reports), not the bare text, which is a fifth fewer
         for the quick suite."""
+        from scrambled_bench.harness.tokens import gguf_request_tokens
+
         llama = await asyncio.to_thread(self._load)
-        return await asyncio.to_thread(self._request_tokens, llama, request)
-
-    @staticmethod
-    def _request_tokens(llama: Any, request: GenerationRequest) -> int:
-        template = llama.metadata.get("tokenizer.chat_template") if request.chat else None
-        if template is None:
-            # raw prompts, and chat on a model whose GGUF has no template (llama.cpp then picks a built-in one)
-            return len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True, special=True))
-        from llama_cpp import llama_chat_format
-
-        def token_text(token_id: int) -> str:
-            return llama._model.token_get_text(token_id) if token_id != -1 else ""
-
-        # the same formatter llama.cpp builds from the GGUF's template for create_chat_completion
-        formatter = llama_chat_format.Jinja2ChatFormatter(
-            template=template,
-            eos_token=token_text(llama.token_eos()),
-            bos_token=token_text(llama.token_bos()),
-        )
-        formatted = formatter(messages=[{"role": "user", "content": request.prompt}])
-        return len(
-            llama.tokenize(
-                formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
-            )
-        )
+        return await asyncio.to_thread(gguf_request_tokens, llama, request)
 
     # -- generation ----------------------------------------------------------------------------------------
 

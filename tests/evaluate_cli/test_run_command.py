@@ -119,7 +119,8 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(tmp_path: Path) ->
     assert code == 0, err
     assert "nothing sent" in out and "scrqa/dream/kfl" in out
     assert "14 request(s)" in " ".join(out.split())
-    assert "counted by the model's tokenizer" in " ".join(out.split())
+    assert "counted by the llama-cpp backend's own tokenizer" in " ".join(out.split())
+    assert "prompt tokens per scramble type" in out
     assert not (run_dir / "samples.jsonl").exists()
 
 
@@ -433,7 +434,9 @@ def test_hub_dataset_offline_is_a_one_line_error(tmp_path: Path, hub_offline: No
 
 
 @pytest.mark.server
-def test_dry_run_estimates_tokens_where_the_backend_cannot_count(llama_server, tmp_path: Path) -> None:
+def test_dry_run_counts_with_the_servers_tokenize_endpoint(llama_server, tmp_path: Path) -> None:
+    """llama-cpp-python's server tokenizes raw text (/extras/tokenize) and keeps its chat template to itself:
+    a chat dry run says its count is a lower bound and how to count the template."""
     served_model = llama_server.get_json("/v1/models")["data"][0]["id"]
     code, out, err = _cli(
         _run_args(
@@ -451,10 +454,15 @@ def test_dry_run_estimates_tokens_where_the_backend_cannot_count(llama_server, t
     )
     assert code == 0, err
     text = " ".join(out.split())
-    assert "8 request(s)" in text and (
-        "estimated as characters / 4" in text or "counted by the model's tokenizer" in text
-    )
+    assert "8 request(s)" in text and "counted by llama-cpp-python's /extras/tokenize" in text
+    assert "lower bound" in text and "--tokenizer" in text
     assert not (tmp_path / "dry-openai" / "samples.jsonl").exists()
+
+
+def test_tokenizer_without_dry_run_is_refused(tmp_path: Path) -> None:
+    code, out, err = _cli(_run_args(tmp_path / "x", "--tokenizer", "some/tokenizer"))
+    assert code == 2
+    assert err == "error: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)\n"
 
 
 @pytest.mark.server

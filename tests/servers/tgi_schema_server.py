@@ -13,6 +13,9 @@ document (https://huggingface.github.io/text-generation-inference/):
 - ``GET /info``: model_id, model_sha (the GGUF's SHA-256), max_input_tokens, max_total_tokens, version...
 - ``GET /health``: 200 once the model is loaded.
 - ``POST /v1/chat/completions``: TGI's Messages API (OpenAI schema).
+- ``POST /tokenize``: ``{"inputs"}`` -> ``[{"id", "text", "start", "stop"}]``, the input tokens as
+  ``/generate`` reads them; ``POST /chat_tokenize``: a Messages API body -> ``{"tokenize_response": [...],
+  "templated_text"}``, the messages inside the GGUF's chat template, as ``/v1/chat/completions`` reads them.
 
     python tgi_schema_server.py --model path/to/model.gguf --port 8125 --n-ctx 2048
 """
@@ -119,6 +122,49 @@ def build_app(model_path: Path, n_ctx: int, model_id: str) -> web.Application:
         reply["system_fingerprint"] = f"tgi-schema-test-{model_sha[:12]}"
         return web.json_response(reply)
 
+    def simple_tokens(ids: list[int]) -> list[dict[str, Any]]:
+        """TGI's SimpleToken list: id, text and the character span of each token."""
+        tokens, offset = [], 0
+        for token in ids:
+            text = llama.detokenize([token]).decode("utf-8", "replace")
+            tokens.append({"id": token, "text": text, "start": offset, "stop": offset + len(text)})
+            offset += len(text)
+        return tokens
+
+    async def tokenize(request: web.Request) -> web.Response:
+        try:
+            inputs = (await request.json())["inputs"]
+        except (ValueError, KeyError):
+            return validation_error("expected a JSON body with `inputs`")
+        return web.json_response(
+            simple_tokens(llama.tokenize(inputs.encode("utf-8"), add_bos=True, special=False))
+        )
+
+    async def chat_tokenize(request: web.Request) -> web.Response:
+        from llama_cpp import llama_chat_format
+
+        try:
+            messages = (await request.json())["messages"]
+        except (ValueError, KeyError):
+            return validation_error("expected a JSON body with `messages`")
+
+        def token_text(token_id: int) -> str:
+            return llama._model.token_get_text(token_id) if token_id != -1 else ""
+
+        # the formatter llama.cpp's create_chat_completion builds from the GGUF's template
+        formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=llama.metadata["tokenizer.chat_template"],
+            eos_token=token_text(llama.token_eos()),
+            bos_token=token_text(llama.token_bos()),
+        )
+        formatted = formatter(messages=messages)
+        ids = llama.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+        )
+        return web.json_response(
+            {"tokenize_response": simple_tokens(ids), "templated_text": formatted.prompt}
+        )
+
     async def info(_: web.Request) -> web.Response:
         return web.json_response(
             {
@@ -146,6 +192,8 @@ def build_app(model_path: Path, n_ctx: int, model_id: str) -> web.Application:
     app.router.add_post("/generate", generate)
     app.router.add_post("/", generate)  # TGI's compat route: the same as /generate without streaming
     app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/tokenize", tokenize)
+    app.router.add_post("/chat_tokenize", chat_tokenize)
     app.router.add_get("/info", info)
     app.router.add_get("/health", health)
     app["started"] = time.time()
