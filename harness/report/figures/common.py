@@ -498,11 +498,15 @@ def finish(
     )
     gap = 0.08 / fig.get_figheight()
     lowest = bottom
+    # one column of panels: the legend beside them, where a row below would be as narrow as they are
+    beside = beside or len({round(ax.get_position().x0, 3) for ax in axes}) == 1
     if entries:
         legend = _legend_in_cell(fig, entries, legend_title, cells, renderer) or _place_legend(
             fig, entries, legend_title, beside, (left, bottom, right, top), gap, renderer
         )
-        lowest = min(lowest, to_figure.transform(legend.get_window_extent(renderer))[0][1])
+        (_, legend_bottom), (legend_right, _) = to_figure.transform(legend.get_window_extent(renderer))
+        lowest = min(lowest, legend_bottom)
+        right = max(right, legend_right)
     if notes:
         chars = max(40, int((right - left) * fig.get_figwidth() * 72 / (NOTE_SIZE * 0.52)))
         fig.text(

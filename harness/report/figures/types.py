@@ -197,14 +197,18 @@ def types_figure(
     >>> from scrambled_bench.harness.report.figures.common import EXAMPLE_RUN
     >>> fig = types_figure([(TASKS["scrqa"], "dream")], FigureInputs([EXAMPLE_RUN]))
     >>> [(ax.get_title(), ax.get_ylabel()) for ax in fig.axes if ax.get_visible()]
-    [('ScrQA, DREAM', 'Acc (%)'), ('', 'RPG (%)')]
+    [('ScrQA, DREAM', 'Acc (%)'), ('ScrQA, DREAM', 'RPG (%)')]
     """
     rows = max(len(task.metrics) for task, _ in panels)
     share_y = [
         [task.metrics[r].key if r < len(task.metrics) else None for task, _ in panels] for r in range(rows)
     ]
     share_x = [list(range(len(panels))) for _ in range(rows)]
-    fig, axes = grid(rows, len(panels), panel=PANEL, share_x=share_x, share_y=share_y)
+    if len(panels) == 1:  # one task and dataset: its metrics side by side, not a narrow column
+        share_y, share_x = [[row[0] for row in share_y]], [[row[0] for row in share_x]]
+    fig, axes = grid(len(share_y), len(share_y[0]), panel=PANEL, share_x=share_x, share_y=share_y)
+    if len(panels) == 1:
+        axes = [[ax] for ax in axes[0]]
     notes: list[str] = []
     below_zero = False
     for column, (task, dataset) in enumerate(panels):
@@ -230,7 +234,7 @@ def types_figure(
             below_zero |= below
             ax.set_ylabel(metric.axis_label)
             ax.set_xlabel("scramble type")
-            if row == 0:
+            if row == 0 or len(panels) == 1:
                 ax.set_title(task.view.panel_titles[dataset], fontsize="medium")
             if not drawn:
                 note_undefined(ax, metric.label, [r for one in series for r in one.undefined])
@@ -243,7 +247,8 @@ def types_figure(
                 and one.undefined
                 and all(v is None for v, _ in one.points.values())
             ]
-    label_outer(axes, share_x, share_y)
+    if len(panels) > 1:  # side by side metrics share no axis to label once
+        label_outer(axes, share_x, share_y)
     finish(
         fig,
         visible(axes),
