@@ -146,7 +146,7 @@ def report(
         from scrambled_bench.harness.report.figures import svg_figures
 
         figures = (
-            [(one.name, one.title, svg) for one, svg in svg_figures(loaded, paper=references, sizes=sizes)]
+            [(one.name, one.caption, svg) for one, svg in svg_figures(loaded, paper=references, sizes=sizes)]
             if loaded
             else []
         )

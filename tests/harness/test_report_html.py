@@ -99,7 +99,9 @@ def test_html_report_renders_in_chromium(report_page: tuple[Path, list[Path]], t
     assert set(figures) == {"scrrec", "scrqa", "dream_categories", "aqua", "scale", "letters"}
     for name, figure in figures.items():
         assert figure["width"] > 100 and figure["height"] > 100 and figure["texts"] > 5, name
-    assert "by parameter count" in figures["scale"]["caption"]
+    # the caption says what the title over the figure does not: which runs and which of the paper's models
+    caption = figures["scale"]["caption"]
+    assert "by parameter count" not in caption and "big-model" in caption and "GPT-4" in caption
 
     # the comparison and each run's settings and fingerprints
     assert seen["comparisonRows"] > 10
