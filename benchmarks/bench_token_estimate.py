@@ -30,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench_client_overhead import free_port, start_server
+from support import repo_file
 
 from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.harness.backends import create_backend
@@ -46,9 +47,8 @@ from scrambled_bench.harness.tokens import (
     server_root,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-TINY_BUILD = ROOT / "tests" / "fixtures" / "tiny_build"
-LLAMA_SERVER = ROOT / "tests" / "servers" / "llama_server.py"
+TINY_BUILD = repo_file("tests/fixtures/tiny_build")
+LLAMA_SERVER = repo_file("tests/servers/llama_server.py")
 GOAL_PERCENT = 2.0
 
 

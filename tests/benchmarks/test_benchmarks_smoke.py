@@ -37,6 +37,7 @@ BENCHMARK_FIGURES = {
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
     "bench_probe.py": Benchmark(r"batch +1: +[\d.]+ samples/s", needs_shared=True),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
+    "bench_token_estimate.py": Benchmark(r"worst \|error\| per type +[\d.]+%"),
 }
 
 
