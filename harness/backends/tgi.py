@@ -29,13 +29,15 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import chat_completion_parameters, text_generation_parameters
+from scrambled_bench.harness.backends.transport import AIOHTTP, HTTPX_POOL, fallback_message, warn_once
 from scrambled_bench.redaction import redact
 
 HEALTH_TIMEOUT_SECONDS = 10.0
 # TGI names finish reasons its own way; records use the OpenAI words so reports can compare backends
 _FINISH_REASONS = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
 _USER_ENDPOINT_ORIGINS: set[str] = set()
-_offline_factory_installed = False
+#: the transport huggingface_hub's async clients were given (None: not yet)
+_installed_transport: str | None = None
 
 
 def _origin(url: str) -> str:
@@ -43,44 +45,53 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def allow_endpoint_when_offline(base_url: str) -> None:
-    """Let huggingface_hub's client reach the user's own endpoint while ``HF_HUB_OFFLINE=1``.
+def install_async_client(base_url: str | None = None) -> str:
+    """Give huggingface_hub's ``AsyncInferenceClient`` an HTTP client that sends through aiohttp, and let it
+    reach the user's own endpoint (``base_url``) while ``HF_HUB_OFFLINE=1``; return the transport's name.
 
-    Offline mode is meant to keep a run away from the Hugging Face Hub, but huggingface_hub blocks every
-    request of its HTTP client, including those to a TGI server on the user's machine. Requests to an
-    endpoint given with ``--base-url`` skip that block; every other request keeps the library's hooks.
+    huggingface_hub's default client is httpx's pool, several times the CPU per request at high
+    concurrency (see :mod:`scrambled_bench.harness.backends.hf_transport`). Offline mode is meant to keep a
+    run away from the Hugging Face Hub, but huggingface_hub blocks every request of its HTTP client,
+    including those to a TGI server on the user's machine: requests to ``base_url`` skip that block, every
+    other request keeps the library's hooks. Without aiohttp the default pool stays, and says so once.
     """
-    global _offline_factory_installed
+    global _installed_transport
     import huggingface_hub
     from huggingface_hub import constants
 
-    if not constants.is_offline_mode():
-        return
-    _USER_ENDPOINT_ORIGINS.add(_origin(base_url))
-    if _offline_factory_installed:
-        return
+    if base_url is not None and constants.is_offline_mode():
+        _USER_ENDPOINT_ORIGINS.add(_origin(base_url))
+    if _installed_transport is not None:
+        return _installed_transport
+
+    def exempt(url: str) -> bool:
+        return _origin(url) in _USER_ENDPOINT_ORIGINS
+
     try:
+        from scrambled_bench.harness.backends.hf_transport import hf_async_client
+    except ImportError as exc:  # aiohttp missing: huggingface_hub's own pool, with the offline exemption
+        warn_once(fallback_message("huggingface_hub", f"{exc.__class__.__name__}: {exc}"))
         from huggingface_hub.utils._http import default_async_client_factory
-    except ImportError:  # a future huggingface_hub without it: keep its default behaviour
-        return
 
-    def factory() -> Any:
-        client = default_async_client_factory()
-        original_hooks = list(client.event_hooks.get("request", []))
+        def pooled() -> Any:
+            client = default_async_client_factory()
+            hooks = list(client.event_hooks.get("request", []))
 
-        def skip_for_user_endpoints(hook: Any) -> Any:
-            async def wrapped(request: Any) -> Any:
-                if _origin(str(request.url)) in _USER_ENDPOINT_ORIGINS:
-                    return None
-                return await hook(request)
+            def skip_for_user_endpoints(hook: Any) -> Any:
+                async def wrapped(request: Any) -> Any:
+                    return None if exempt(str(request.url)) else await hook(request)
 
-            return wrapped
+                return wrapped
 
-        client.event_hooks["request"] = [skip_for_user_endpoints(hook) for hook in original_hooks]
-        return client
+            client.event_hooks["request"] = [skip_for_user_endpoints(hook) for hook in hooks]
+            return client
 
-    huggingface_hub.set_async_client_factory(factory)
-    _offline_factory_installed = True
+        huggingface_hub.set_async_client_factory(pooled)
+        _installed_transport = HTTPX_POOL
+        return _installed_transport
+    huggingface_hub.set_async_client_factory(lambda: hf_async_client(exempt))
+    _installed_transport = AIOHTTP
+    return _installed_transport
 
 
 def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendError:
@@ -223,7 +234,7 @@ class TGIBackend(InferenceClientBackend):
 
         self.base_url = base_url
         self._api_key = config.api_key or os.environ.get("HF_TOKEN")
-        allow_endpoint_when_offline(base_url)
+        self.transport = install_async_client(base_url)
         # a URL as `model` is POSTed to as is: TGI's native route; `base_url` gets /v1/chat/completions appended
         self._generate_client = AsyncInferenceClient(
             model=base_url + "/generate",
