@@ -6,6 +6,7 @@ TGI version), which also gives the backend its fingerprint.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from abc import abstractmethod
@@ -94,6 +95,13 @@ def install_async_client(base_url: str | None = None) -> str:
     return _installed_transport
 
 
+def _optional_module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendError:
     """Map a huggingface_hub / httpx2 failure to a :class:`BackendError` (retryable or not)."""
     from huggingface_hub.errors import (
@@ -133,13 +141,12 @@ def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendErro
         return error_for_status(
             response.status_code, message, retry_after=parse_retry_after(response.headers.get("retry-after"))
         )
-    try:
-        import httpx2 as httpx_module
-    except ImportError:  # older huggingface_hub releases use httpx
-        import httpx as httpx_module  # type: ignore[no-redef]
-    if isinstance(exc, httpx_module.TimeoutException):
+    # huggingface_hub sends with httpx (its transport here: hf_transport.AiohttpTransport), some releases
+    # with httpx2: either's timeouts and transport errors
+    modules = [module for module in (_optional_module("httpx"), _optional_module("httpx2")) if module]
+    if isinstance(exc, tuple(module.TimeoutException for module in modules)):
         return BackendError("request timed out", retryable=True)
-    if isinstance(exc, httpx_module.TransportError):
+    if isinstance(exc, tuple(module.TransportError for module in modules)):
         return BackendError(
             f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})", retryable=True
         )
