@@ -109,6 +109,38 @@ class RateLimiter:
             await asyncio.sleep(delay)
 
 
+#: descriptors a run needs besides one socket per request in flight: its own files, the interpreter's, logs
+OPEN_FILES_HEADROOM = 64
+
+
+def raise_open_files_limit(in_flight: int) -> int:
+    """Make room for ``in_flight`` sockets: raise this process's soft limit of open files (``ulimit -n``,
+    often 1,024) up to its hard limit where it is lower than ``in_flight`` plus a headroom; return the soft
+    limit now. A hard limit too low is a one-line error before anything is sent, not "Too many open files"
+    on request 1,000.
+
+    >>> import resource
+    >>> soft = raise_open_files_limit(8)
+    >>> soft == resource.RLIM_INFINITY or soft >= 8 + OPEN_FILES_HEADROOM
+    True
+    """
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: nothing to raise
+        return in_flight + OPEN_FILES_HEADROOM
+    needed = in_flight + OPEN_FILES_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return soft
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise ScrambledBenchError(
+            f"--concurrency {in_flight} needs about {needed} open files, but this process may open at most "
+            f"{hard} (ulimit -Hn); lower --concurrency to {max(1, hard - OPEN_FILES_HEADROOM)} or raise the limit"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    return needed
+
+
 def unique_requests(requests: Sequence[GenerationRequest], model: str) -> dict[str, GenerationRequest]:
     """Key -> request, keeping the first of identical requests (same model, prompt, chat, settings).
 
@@ -278,6 +310,10 @@ async def run_requests(
         stats.wall_seconds = time.perf_counter() - started
         return stats
 
+    # a backend that serves one request at a time (in-process llama.cpp) gets no more in flight: requests
+    # queued inside it would spend their per-request timeout waiting for the others, and time out unsent
+    in_flight = min(settings.concurrency, backend.max_concurrency or settings.concurrency, len(pending))
+    raise_open_files_limit(in_flight)
     limiter = RateLimiter(settings.max_rps) if settings.max_rps else None
     rng = random.Random()
     fingerprints: set[str] = set()
@@ -371,10 +407,7 @@ async def run_requests(
             await send(key, request)
             bar.update(stats, advance=1)
 
-    # a backend that serves one request at a time (in-process llama.cpp) gets no more in flight: requests
-    # queued inside it would spend their per-request timeout waiting for the others, and time out unsent
-    in_flight = min(settings.concurrency, backend.max_concurrency or settings.concurrency)
-    workers = [asyncio.create_task(worker()) for _ in range(min(in_flight, len(pending)))]
+    workers = [asyncio.create_task(worker()) for _ in range(in_flight)]
     try:
         # the first worker to raise (a bug in on_result, a ScrambledBenchError) stops the others
         await asyncio.gather(*workers)

@@ -278,6 +278,8 @@ async def execute_run(
             "engine": scrub(vars(engine_settings)),
             "dataset": plan.data.describe(),
             "fingerprint": scrub(fingerprint),
+            # the HTTP transport sent with: "httpx" means the slow fallback (warned about on stderr)
+            "transport": backend.transport,
             "configs": [config.name for config in plan.configs],
         }
         write_json(run_dir / CONFIG_FILE, run_config)

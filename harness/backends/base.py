@@ -127,6 +127,9 @@ class Backend(ABC):
     in_process: ClassVar[bool] = False
     #: requests the engine may have in flight with this backend at once (None: as many as --concurrency)
     max_concurrency: int | None = None
+    #: the HTTP transport a network backend sends with ("aiohttp", or "httpx" when it fell back to httpx's
+    #: slower pool), recorded in config.json; None for an in-process backend
+    transport: str | None = None
 
     def __init__(self, model: str):
         self.model = model

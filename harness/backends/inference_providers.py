@@ -17,7 +17,7 @@ from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
 from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest
 from scrambled_bench.harness.backends.decoding import text_generation_parameters
-from scrambled_bench.harness.backends.tgi import InferenceClientBackend
+from scrambled_bench.harness.backends.tgi import InferenceClientBackend, install_async_client
 from scrambled_bench.redaction import redact
 
 
@@ -45,6 +45,7 @@ class InferenceProvidersBackend(InferenceClientBackend):
 
         self.provider = config.provider or "auto"
         self._api_key = config.api_key or os.environ.get("HF_TOKEN")
+        self.transport = install_async_client()
         self._client = AsyncInferenceClient(
             provider=self.provider, api_key=self._api_key, timeout=config.request_timeout
         )

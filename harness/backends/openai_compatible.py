@@ -1,12 +1,15 @@
-"""Any OpenAI-compatible server (OpenAI, vLLM, SGLang, llama.cpp, TGI's Messages API...) through the
-official ``openai`` client: chat requests go to ``/v1/chat/completions``, raw prompts to ``/v1/completions``.
+"""Any OpenAI-compatible server (OpenAI, vLLM, SGLang, llama.cpp, TGI's Messages API...): chat requests go
+to ``/v1/chat/completions``, raw prompts to ``/v1/completions``, as JSON over one aiohttp session; the
+health check lists ``/v1/models`` through the official ``openai`` client.
 
-The client's own retries are off (``max_retries=0``): the engine retries, with backoff and Retry-After,
-and counts what it does.
+Requests skip the openai client's layers because at hundreds of requests a second the client's CPU is
+what limits a run (benchmarks/bench_client_overhead.py). Nothing here retries: the engine retries, with
+backoff and Retry-After, and counts what it does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -28,6 +31,7 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import openai_parameters
+from scrambled_bench.harness.backends.transport import AIOHTTP, openai_http_client
 from scrambled_bench.redaction import redact
 
 #: sent when neither --api-key nor OPENAI_API_KEY is set: local servers need none, the client needs one
@@ -64,12 +68,17 @@ class OpenAICompatibleBackend(Backend):
         # OpenAI's newer chat models reject max_tokens and want max_completion_tokens; most other servers
         # only know max_tokens. Start with the common one, switch once if the server says so.
         self._chat_length_field = "max_tokens"
+        self._request_timeout = request_timeout
+        self._session: Any = None  # an aiohttp.ClientSession, opened by the first request (in its loop)
+        #: generate() sends through aiohttp itself; the openai client (for /models) through its own
+        self.transport = AIOHTTP
+        http_client, self.client_transport = openai_http_client(request_timeout)
         self._client = openai.AsyncOpenAI(
             api_key=self._api_key,
             base_url=base_url,
             timeout=request_timeout,
             max_retries=0,
-            http_client=_http_client(request_timeout),
+            http_client=http_client,
         )
 
     def _redact(self, text: str) -> str:
@@ -108,91 +117,79 @@ class OpenAICompatibleBackend(Backend):
         return {"backend": self.kind, "base_url": self.base_url, "model": self.model, "served_models": served}
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        import openai
+        import aiohttp
 
         settings = request.settings
         options: dict[str, Any] = {"model": self.model, **openai_parameters(settings)}
         try:
             if request.chat:
-                reply = await self._chat(request.prompt, settings.max_new_tokens, options)
-                choice = reply.choices[0]
-                text = choice.message.content or ""
-            else:
-                from openai.types import Completion
-
-                reply = await self._client.post(
-                    "/completions",
-                    cast_to=Completion,
-                    body={"prompt": request.prompt, "max_tokens": settings.max_new_tokens, **options},
+                body = {"messages": [{"role": "user", "content": request.prompt}], **options}
+                field = self._chat_length_field
+                status, headers, raw = await self._post(
+                    "/chat/completions", {**body, field: settings.max_new_tokens}
                 )
-                choice = reply.choices[0]
-                text = choice.text or ""
-            usage = reply.usage
-            return Generation(
-                text=text,
-                prompt_tokens=getattr(usage, "prompt_tokens", None),
-                completion_tokens=getattr(usage, "completion_tokens", None),
-                finish_reason=choice.finish_reason,
-                fingerprint=getattr(reply, "system_fingerprint", None),
-            )
-        except openai.APIStatusError as exc:
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            raise error_for_status(
-                exc.status_code, self._redact(_server_message(exc)), retry_after=retry_after
-            ) from None
-        except openai.APITimeoutError as exc:
-            cause = _root_cause(exc)
-            # httpx names an elapsed timeout "...Timeout", anyio's cancel scope (openai 2.x) "deadline exceeded"
-            if not any(word in cause.lower() for word in ("timeout", "deadline exceeded")):
-                # the aiohttp transport reports a dropped connection as a connect timeout: name what happened
-                raise BackendError(
-                    f"connection failed ({self._redact(one_line(cause))})", retryable=True
-                ) from None
+                if status == 400 and field == "max_tokens" and "max_completion_tokens" in _error_text(raw):
+                    # OpenAI's newer chat models: switch once, for this and every later request
+                    self._chat_length_field = field = "max_completion_tokens"
+                    status, headers, raw = await self._post(
+                        "/chat/completions", {**body, field: settings.max_new_tokens}
+                    )
+            else:
+                body = {"prompt": request.prompt, "max_tokens": settings.max_new_tokens, **options}
+                status, headers, raw = await self._post("/completions", body)
+        except asyncio.TimeoutError:
             raise BackendError("request timed out", retryable=True) from None
-        except openai.APIConnectionError as exc:
+        except (aiohttp.ClientError, OSError) as exc:  # refused, reset, dropped mid-body...
             raise BackendError(
                 f"connection failed ({self._redact(one_line(_root_cause(exc)))})", retryable=True
             ) from None
-        except (
-            openai.APIResponseValidationError,
-            json.JSONDecodeError,
-            AttributeError,
-            IndexError,
-            KeyError,
-            TypeError,
-            ValueError,
-        ) as exc:
+        if status >= 400:
+            retry_after = parse_retry_after(headers.get("retry-after"))
+            raise error_for_status(status, self._redact(_error_text(raw)), retry_after=retry_after)
+        try:
+            reply = json.loads(raw)
+            choice = reply["choices"][0]
+            text = (choice["message"]["content"] if request.chat else choice["text"]) or ""
+            if not isinstance(text, str):
+                raise TypeError(f"the answer's text is {type(text).__name__}, not a string")
+            usage = reply.get("usage") or {}
+            return Generation(
+                text=text,
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                finish_reason=choice.get("finish_reason"),
+                fingerprint=reply.get("system_fingerprint"),
+            )
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
             # a 200 whose body is not the documented JSON (cut off, garbled): worth another try
             raise BackendError(
                 f"malformed response ({exc.__class__.__name__}: {self._redact(one_line(exc, 120))})",
                 retryable=True,
             ) from None
 
-    async def _chat(self, prompt: str, max_new_tokens: int, options: dict[str, Any]) -> Any:
-        import openai
-        from openai.types.chat import ChatCompletion
+    async def _post(self, path: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+        """POST ``body`` as JSON to ``base_url + path`` through the backend's aiohttp session: the status,
+        headers and raw body. Requests go straight to aiohttp, not through the openai client's layers
+        (request options, httpx2 models, typed replies): those cost about half the client's CPU per
+        request, and at hundreds of requests a second the client's CPU is what limits a run."""
+        if self._session is None:
+            import aiohttp
 
-        # The client's low-level post(): the same transport, errors and typed reply as
-        # chat.completions.create(), without its per-call TypedDict transform of the parameters, which
-        # costs about 1 ms of CPU per request (a tenth of the time budget at concurrency 64 and 0.25 s);
-        # our body is plain JSON, which that transform would leave as it is.
-        body = {"messages": [{"role": "user", "content": prompt}], **options}
-        field = self._chat_length_field
-        try:
-            return await self._client.post(
-                "/chat/completions", cast_to=ChatCompletion, body={**body, field: max_new_tokens}
+            self._session = aiohttp.ClientSession(
+                # no cap on connections (the engine bounds the requests in flight); idle ones are closed
+                # before the 5 s after which uvicorn-based servers (vLLM, SGLang...) drop them
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=4.0),
+                headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
+                timeout=aiohttp.ClientTimeout(total=self._request_timeout),
+                trust_env=True,  # HTTP(S)_PROXY, as the openai client honours them
             )
-        except openai.BadRequestError as exc:
-            if field != "max_tokens" or "max_completion_tokens" not in _server_message(exc):
-                raise
-        self._chat_length_field = "max_completion_tokens"
-        return await self._client.post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            body={**body, "max_completion_tokens": max_new_tokens},
-        )
+        async with self._session.post(self.base_url + path, data=json.dumps(body).encode()) as response:
+            return response.status, response.headers, await response.read()
 
     async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
         await self._client.close()
 
 
@@ -206,26 +203,28 @@ def _listing(names: list[str], limit: int = 20) -> str:
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
-def _http_client(timeout: float) -> Any:
-    """The client's aiohttp transport (``openai.DefaultAioHttpClient``): at high concurrency it costs about
-    half the CPU per request of the default httpx pool; ``None`` (the default transport) without aiohttp."""
-    import openai
+def _error_text(raw: bytes) -> str:
+    """The server's own error text from an error reply's body (OpenAI's ``{"error": {"message"}}``, a bare
+    ``{"message"}`` or ``{"error": "..."}``, else the body as text).
 
+    >>> _error_text(b'{"error": {"message": "bad model", "type": "invalid_request_error"}}')
+    'bad model'
+    >>> _error_text(b'{"error": "overloaded"}'), _error_text(b"<html>502</html>")
+    ('overloaded', '<html>502</html>')
+    """
+    text = raw.decode("utf-8", "replace")
     try:
-        return openai.DefaultAioHttpClient(timeout=timeout)
-    except RuntimeError:  # the openai package was installed without its aiohttp support
-        return None
-
-
-def _server_message(exc: Any) -> str:
-    """The server's own error text from an ``APIStatusError`` body, without the client's "Error code" prefix."""
-    body = getattr(exc, "body", None)
+        body = json.loads(text)
+    except ValueError:
+        return text
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
-        message = inner.get("message")
+        inner = body.get("error")
+        if isinstance(inner, str) and inner:
+            return inner
+        message = (inner if isinstance(inner, dict) else body).get("message")
         if isinstance(message, str) and message:
             return message
-    return str(getattr(exc, "message", exc))
+    return text
 
 
 def _root_cause(exc: BaseException) -> str:

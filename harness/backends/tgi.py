@@ -6,6 +6,7 @@ TGI version), which also gives the backend its fingerprint.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from abc import abstractmethod
@@ -29,13 +30,15 @@ from scrambled_bench.harness.backends.base import (
     GenerationRequest,
 )
 from scrambled_bench.harness.backends.decoding import chat_completion_parameters, text_generation_parameters
+from scrambled_bench.harness.backends.transport import AIOHTTP, HTTPX_POOL, fallback_message, warn_once
 from scrambled_bench.redaction import redact
 
 HEALTH_TIMEOUT_SECONDS = 10.0
 # TGI names finish reasons its own way; records use the OpenAI words so reports can compare backends
 _FINISH_REASONS = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
 _USER_ENDPOINT_ORIGINS: set[str] = set()
-_offline_factory_installed = False
+#: the transport huggingface_hub's async clients were given (None: not yet)
+_installed_transport: str | None = None
 
 
 def _origin(url: str) -> str:
@@ -43,61 +46,60 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def allow_endpoint_when_offline(base_url: str) -> None:
-    """Let huggingface_hub's client reach the user's own endpoint while ``HF_HUB_OFFLINE=1``.
+def install_async_client(base_url: str | None = None) -> str:
+    """Give huggingface_hub's ``AsyncInferenceClient`` an HTTP client that sends through aiohttp, and let it
+    reach the user's own endpoint (``base_url``) while ``HF_HUB_OFFLINE=1``; return the transport's name.
 
-    Offline mode is meant to keep a run away from the Hugging Face Hub, but huggingface_hub blocks every
-    request of its HTTP client, including those to a TGI server on the user's machine. Requests to an
-    endpoint given with ``--base-url`` skip that block; every other request keeps the library's hooks.
+    huggingface_hub's default client is httpx's pool, several times the CPU per request at high
+    concurrency (see :mod:`scrambled_bench.harness.backends.hf_transport`). Offline mode is meant to keep a
+    run away from the Hugging Face Hub, but huggingface_hub blocks every request of its HTTP client,
+    including those to a TGI server on the user's machine: requests to ``base_url`` skip that block, every
+    other request keeps the library's hooks. Without aiohttp the default pool stays, and says so once.
     """
-    global _offline_factory_installed
+    global _installed_transport
     import huggingface_hub
     from huggingface_hub import constants
 
-    if not constants.is_offline_mode():
-        return
-    _USER_ENDPOINT_ORIGINS.add(_origin(base_url))
-    if _offline_factory_installed:
-        return
+    if base_url is not None and constants.is_offline_mode():
+        _USER_ENDPOINT_ORIGINS.add(_origin(base_url))
+    if _installed_transport is not None:
+        return _installed_transport
+
+    def exempt(url: str) -> bool:
+        return _origin(url) in _USER_ENDPOINT_ORIGINS
+
     try:
+        from scrambled_bench.harness.backends.hf_transport import hf_async_client
+    except ImportError as exc:  # aiohttp missing: huggingface_hub's own pool, with the offline exemption
+        warn_once(fallback_message("huggingface_hub", f"{exc.__class__.__name__}: {exc}"))
         from huggingface_hub.utils._http import default_async_client_factory
-    except ImportError:  # a future huggingface_hub without it: keep its default behaviour
-        return
 
-    def factory() -> Any:
-        client = default_async_client_factory()
-        original_hooks = list(client.event_hooks.get("request", []))
+        def pooled() -> Any:
+            client = default_async_client_factory()
+            hooks = list(client.event_hooks.get("request", []))
 
-        def skip_for_user_endpoints(hook: Any) -> Any:
-            async def wrapped(request: Any) -> Any:
-                if _origin(str(request.url)) in _USER_ENDPOINT_ORIGINS:
-                    return None
-                return await hook(request)
+            def skip_for_user_endpoints(hook: Any) -> Any:
+                async def wrapped(request: Any) -> Any:
+                    return None if exempt(str(request.url)) else await hook(request)
 
-            return wrapped
+                return wrapped
 
-        client.event_hooks["request"] = [skip_for_user_endpoints(hook) for hook in original_hooks]
-        return client
+            client.event_hooks["request"] = [skip_for_user_endpoints(hook) for hook in hooks]
+            return client
 
-    huggingface_hub.set_async_client_factory(factory)
-    _offline_factory_installed = True
+        huggingface_hub.set_async_client_factory(pooled)
+        _installed_transport = HTTPX_POOL
+        return _installed_transport
+    huggingface_hub.set_async_client_factory(lambda: hf_async_client(exempt))
+    _installed_transport = AIOHTTP
+    return _installed_transport
 
 
-def _http_exception_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """The timeout and transport exceptions of every httpx flavour installed: huggingface_hub 1.x sends
-    through ``httpx``, 2.x through ``httpx2``, and an environment may hold both (openai 3 needs httpx2)
-    while the client in use raises the other's."""
-    import importlib
-
-    timeouts, transport_errors = [], []
-    for name in ("httpx2", "httpx"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        timeouts.append(module.TimeoutException)
-        transport_errors.append(module.TransportError)
-    return tuple(timeouts), tuple(transport_errors)
+def _optional_module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendError:
@@ -139,10 +141,12 @@ def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendErro
         return error_for_status(
             response.status_code, message, retry_after=parse_retry_after(response.headers.get("retry-after"))
         )
-    timeouts, transport_errors = _http_exception_types()
-    if isinstance(exc, timeouts):
+    # huggingface_hub sends with httpx (its transport here: hf_transport.AiohttpTransport), some releases
+    # with httpx2: either's timeouts and transport errors
+    modules = [module for module in (_optional_module("httpx"), _optional_module("httpx2")) if module]
+    if isinstance(exc, tuple(module.TimeoutException for module in modules)):
         return BackendError("request timed out", retryable=True)
-    if isinstance(exc, transport_errors):
+    if isinstance(exc, tuple(module.TransportError for module in modules)):
         return BackendError(
             f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})", retryable=True
         )
@@ -237,7 +241,7 @@ class TGIBackend(InferenceClientBackend):
 
         self.base_url = base_url
         self._api_key = config.api_key or os.environ.get("HF_TOKEN")
-        allow_endpoint_when_offline(base_url)
+        self.transport = install_async_client(base_url)
         # a URL as `model` is POSTed to as is: TGI's native route; `base_url` gets /v1/chat/completions appended
         self._generate_client = AsyncInferenceClient(
             model=base_url + "/generate",

@@ -3,7 +3,10 @@ tests where the model's speed must not matter.
 
 The answer is deterministic: the prompt's words reversed (so a test can check which prompt an answer
 belongs to). It serves ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions`` and
-``GET /health``. The model ``strict-chat`` rejects ``max_tokens`` on chat requests as OpenAI's newer
+``GET /health``, and TGI's native routes too (``GET /info``, ``POST /generate`` with ``details``), so the
+``tgi`` backend's transport can be measured the same way. ``GET /_stats`` says what it answered: requests,
+peak in flight, and the ``time.monotonic()`` of the first arrival and the last answer (the clock every
+process on the machine shares), so a benchmark can time a client's requests without its start-up. The model ``strict-chat`` rejects ``max_tokens`` on chat requests as OpenAI's newer
 models do (it wants ``max_completion_tokens``). With ``--api-key`` the ``/v1`` routes answer 401 to any other key, echoing the key they got
 (as careless servers do).
 
@@ -33,6 +36,32 @@ def reply_text(prompt: str) -> str:
 
 
 def build_app(delay: float, model: str, api_key: str | None = None) -> web.Application:
+    stats = {
+        "requests": 0,
+        "answered": 0,
+        "in_flight": 0,
+        "peak_in_flight": 0,
+        "first_arrival": None,
+        "last_answer": None,
+    }
+
+    @web.middleware
+    async def count(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        if request.method != "POST":
+            return await handler(request)
+        if stats["first_arrival"] is None:
+            stats["first_arrival"] = time.monotonic()
+        stats["requests"] += 1
+        stats["in_flight"] += 1
+        stats["peak_in_flight"] = max(stats["peak_in_flight"], stats["in_flight"])
+        try:
+            response = await handler(request)
+        finally:
+            stats["in_flight"] -= 1
+        stats["answered"] += 1
+        stats["last_answer"] = time.monotonic()
+        return response
+
     @web.middleware
     async def check_key(request: web.Request, handler):  # type: ignore[no-untyped-def]
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
@@ -101,7 +130,35 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
             }
         )
 
-    app = web.Application(middlewares=[check_key])
+    async def info(_: web.Request) -> web.Response:
+        return web.json_response(
+            {"model_id": model, "model_sha": None, "max_total_tokens": 4096, "version": "fixed-delay"}
+        )
+
+    async def generate(request: web.Request) -> web.Response:
+        body = await request.json()
+        prompt, parameters = body["inputs"], body.get("parameters") or {}
+        await asyncio.sleep(delay)
+        text = reply_text(prompt)
+        output: dict = {"generated_text": text}
+        if parameters.get("details"):
+            output["details"] = {
+                "finish_reason": "eos_token",
+                "generated_tokens": len(text.split()),
+                "seed": parameters.get("seed"),
+                "prefill": [
+                    {"id": index, "text": word, "logprob": None} for index, word in enumerate(prompt.split())
+                ]
+                if parameters.get("decoder_input_details")
+                else [],
+                "tokens": [],
+            }
+        return web.json_response(output)
+
+    app = web.Application(middlewares=[count, check_key])
+    app.router.add_get("/_stats", lambda _: web.json_response(stats))
+    app.router.add_get("/info", info)
+    app.router.add_post("/generate", generate)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/health", lambda _: web.Response(text="ok"))
     app.router.add_post("/v1/chat/completions", completion)
