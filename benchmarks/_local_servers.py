@@ -13,15 +13,10 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-FIXED_DELAY_SERVER = REPO / "tests" / "servers" / "fixed_delay_server.py"
-if not FIXED_DELAY_SERVER.is_file():
-    raise SystemExit(
-        f"benchmarks: the fixed-delay server is not at {FIXED_DELAY_SERVER}; "
-        "if it moved, update FIXED_DELAY_SERVER in benchmarks/_local_servers.py"
-    )
+from support import repo_file
+
+FIXED_DELAY_SERVER = repo_file("tests/servers/fixed_delay_server.py")
 
 
 def free_port() -> int:

@@ -41,11 +41,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from _local_servers import REPO, start_fixed_delay_server, stop
+from _local_servers import start_fixed_delay_server, stop
+from support import repo_file
 
 from scrambled_bench.harness.tasks import TaskConfig
 
-TINY_BUILD = REPO / "tests" / "fixtures" / "tiny_build"
+TINY_BUILD = repo_file("tests/fixtures/tiny_build")
 #: ScrQA on DREAM at its two anchor types: ``run`` sends both whatever ScrQA type it is given
 CONFIGS = (TaskConfig("scrqa", "dream", "original"), TaskConfig("scrqa", "dream", "sub"))
 MODEL = "fixed-delay"

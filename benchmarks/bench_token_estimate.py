@@ -29,7 +29,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench_client_overhead import free_port, start_server
+from _local_servers import free_port, start_server
 from support import repo_file
 
 from scrambled_bench.builder.scrambler import type_order

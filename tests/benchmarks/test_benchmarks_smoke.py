@@ -38,6 +38,9 @@ BENCHMARK_FIGURES = {
     "bench_probe.py": Benchmark(r"batch +1: +[\d.]+ samples/s", needs_shared=True),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
     "bench_token_estimate.py": Benchmark(r"worst \|error\| per type +[\d.]+%"),
+    "bench_client_overhead.py": Benchmark(r"\d+\.\d+%\s+[\d.]+\s+aiohttp"),
+    "bench_concurrency_speedup.py": Benchmark(r"speed-up\s+[\d.]+x"),
+    "bench_harness_throughput.py": Benchmark(r"\brun\s+[\d.]+\s+[\d.]+%"),
 }
 
 
