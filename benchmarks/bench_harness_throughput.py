@@ -1,9 +1,10 @@
-"""Throughput of `scrambled-bench run` beside lm-evaluation-harness and lighteval: the same N ScrQA requests
+"""Throughput of `scrambled-bench run` beside lm-evaluation-harness, lighteval and Inspect: the same N ScrQA requests
 from each, to the same fixed-delay server, at the same concurrency, measured in one run.
 
 Each harness runs as its own command, as a user would start it: ``run --backend openai``, lm-eval's
 ``local-chat-completions`` with ``num_concurrent`` on the exported YAML task, lighteval's litellm endpoint
-with ``concurrent_requests`` on the exported custom task. The data is a copy of the tiny test build whose
+with ``concurrent_requests`` on the exported custom task, and ``inspect eval`` on the exported @tasks through its
+OpenAI-compatible provider with ``--max-connections``. The data is a copy of the tiny test build whose
 ScrQA DREAM ``original`` and ``sub`` configs (``run`` always sends ScrQA's two anchors) are grown to N
 distinct rows between them. A fresh fixed-delay server
 (tests/servers/fixed_delay_server.py) serves each command and reports, on the machine's shared monotonic
@@ -16,7 +17,7 @@ scoring are outside the figures:
 
 A harness that fails, answers fewer than N requests, or never reaches the concurrency is reported with its
 reason and left out of the comparison at that setting. The harnesses are a table (``HARNESSES``): a new one
-(Inspect, say) is one more function that returns its command.
+is one more function that returns its command.
 
     .venv/bin/python benchmarks/bench_harness_throughput.py                        # N=1000; 0.25 s and 1 s; 64 and 256
     .venv/bin/python benchmarks/bench_harness_throughput.py --harness run --harness lm-eval --concurrency 64
@@ -143,11 +144,30 @@ def lighteval_command(work: Workload, root: str, concurrency: int, out: Path) ->
     return Command(argv, env)
 
 
+def inspect_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
+    """Inspect's OpenAI-compatible provider (``openai-api/<service>/<model>``) on the exported @tasks."""
+    from scrambled_bench.harness.exports.task_export import ExportedTask
+
+    argv = [
+        str(Path(sys.executable).parent / "inspect"), "eval", *(f"scrambled_bench/{ExportedTask(c).slug}" for c in CONFIGS),
+        "--model", f"openai-api/bench/{MODEL}", "-T", f"data={work.build}", "--max-tokens", str(MAX_NEW_TOKENS),
+        "--max-connections", str(concurrency), "--log-dir", str(out / "inspect_logs"), "--display", "none",
+    ]  # fmt: skip
+    env = {
+        **harness_env(),
+        "HF_DATASETS_CACHE": str(out / "datasets_cache"),
+        "BENCH_BASE_URL": root + "/v1",
+        "BENCH_API_KEY": "sk-no-key-required",
+    }
+    return Command(argv, env)
+
+
 #: harness name -> its command for (workload, server root, concurrency, its own output folder)
 HARNESSES: dict[str, Callable[[Workload, str, int, Path], Command]] = {
     "run": run_command,
     "lm-eval": lm_eval_command,
     "lighteval": lighteval_command,
+    "inspect": inspect_command,
 }
 
 
