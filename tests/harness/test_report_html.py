@@ -59,8 +59,6 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Pa
                 "--paper",
                 "gpt-4,llama-2-7b",
                 "--compare",
-                "--n-resamples",
-                "200",
                 "--params",
                 "big-model=7B",
                 "--params",
