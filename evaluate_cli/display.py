@@ -302,14 +302,12 @@ def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) 
 
 def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     """A harness's logged outputs as ``run`` scores them: one line per config (n, unparsed, ED, RR, Acc, RPG),
-    after the scrambled variants of other tasks where there are some (:func:`print_variant_scores`)."""
+    after the scrambled variants of other tasks where there are some (:func:`print_scrambled_tasks`)."""
     from rich.table import Table
 
     from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, scores_in
 
-    if "tasks" in document:
-        print_variant_scores(document, out)
     if "scrambled_tasks" in document:
         print_scrambled_tasks(document, out)
     if not document.get("configs"):
@@ -324,44 +322,6 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     out.print(table)
     for line in notes.lines():
         out.print(line, markup=False, highlight=False)
-
-
-def print_variant_scores(document: Mapping[str, Any], out: Console) -> None:
-    """Scrambled variants beside their canonical task: per scorer, the mean score, the paired difference with
-    its interval and McNemar's p (0/1 scores), and RPG where ``sub`` ran (percent; the document holds fractions)."""
-    from rich.table import Table
-
-    def percent(value: float | None) -> str:
-        return "-" if value is None else f"{100 * value:.1f}"
-
-    table = Table(
-        title=f"scrambled variants in {document['folder']} (paired with the canonical task's samples)"
-    )
-    for column in ("task", "type", "scorer", "n", "score %", "diff %", "interval %", "McNemar p", "RPG %"):
-        table.add_column(
-            column, no_wrap=True, justify="left" if column in ("task", "type", "scorer") else "right"
-        )
-    for canonical, entry in document["tasks"].items():
-        for scorer, summary in entry["scorers"].items():
-            table.add_row(
-                canonical, "canonical", scorer, str(summary["n"]), percent(summary["mean"]), "", "", "", ""
-            )
-        for scramble_type, variant in entry["variants"].items():
-            for scorer, summary in variant["scorers"].items():
-                interval = summary.get("ci")
-                gain = summary.get("relative_performance_gain") or {}
-                p_value = summary.get("mcnemar_p")
-                table.add_row(
-                    canonical,
-                    scramble_type,
-                    scorer,
-                    str(summary["n_paired"]),
-                    percent(summary["mean"]),
-                    percent(summary.get("difference")),
-                    "-" if interval is None else f"[{percent(interval[0])}, {percent(interval[1])}]",
-                    "-" if p_value is None else f"{p_value:.3g}",
-                    percent(gain.get("value")),
-                )
 
 
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:

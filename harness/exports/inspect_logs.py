@@ -163,16 +163,17 @@ def _scorer_summary(log: Any, scores: dict[str, dict[Hashable, DocScore]]) -> di
     metrics = native_metrics(log)
     return {
         name: {
-            "metrics": metrics.get(name, {}),
-            "mean": sum(doc.score for doc in docs.values()) / len(docs) if docs else None,
+            "value": sum(doc.score for doc in docs.values()) / len(docs) if docs else None,
             "n": len(docs),
+            "inspect_metrics": metrics.get(name, {}),
         }
         for name, docs in scores.items()
     }
 
 
 def compare_variants(logs: InspectLogs, settings: CompareSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
-    """Per canonical task: its scorers' values and, per scramble type, the variant's, each paired with the
+    """The ``scrambled_tasks`` section, shaped as lm-eval's derived tasks give it (``metrics`` per scorer, ``types``
+    per scramble type). Per canonical task: its scorers' values and, per scramble type, the variant's, each paired with the
     canonical run's over the same sample ids (:func:`~scrambled_bench.harness.paired.paired_difference`: the
     difference, its bootstrap interval, McNemar for 0/1 scores) and RPG where the ``sub`` variant ran (0/1
     scores). Fractions, as results.json; a variant whose canonical run is not in the folder is an error."""
@@ -192,9 +193,10 @@ def compare_variants(logs: InspectLogs, settings: CompareSettings = DEFAULT_SETT
         canonical_scores = sample_scores(canonical_log)
         sub_scores = sample_scores(variants["sub"]) if "sub" in variants else None
         entry: dict[str, Any] = {
+            "task": canonical,
             "log": canonical_log.location,
-            "scorers": _scorer_summary(canonical_log, canonical_scores),
-            "variants": {},
+            "metrics": _scorer_summary(canonical_log, canonical_scores),
+            "types": {},
         }
         for scramble_type, log in sorted(variants.items(), key=lambda item: type_order(item[0])):
             scores = sample_scores(log)
@@ -207,12 +209,12 @@ def compare_variants(logs: InspectLogs, settings: CompareSettings = DEFAULT_SETT
                     if gain is not None:
                         summary["relative_performance_gain"] = gain
             metadata = log.eval.metadata
-            entry["variants"][scramble_type] = {
+            entry["types"][scramble_type] = {
                 "task": log.eval.task,
                 "log": log.location,
                 "seed": metadata["seed"],
                 "fields": metadata["fields"],
-                "scorers": scorers,
+                "metrics": scorers,
             }
         compared[canonical] = entry
     return compared

@@ -266,7 +266,7 @@ def inspect_samples(folder: Path) -> list[LoggedSample]:
 @dataclass(frozen=True)
 class HarnessLogs:
     """What ``score`` reads in a harness's output folder: the bench's logged samples and, where the folder
-    holds scrambled variants of other tasks, their comparison with the canonical runs (a ``tasks`` section)."""
+    holds scrambled variants of other tasks, their comparison with the canonical runs (``scrambled_tasks``)."""
 
     samples: list[LoggedSample]
     tasks: dict[str, Any] | None = None
@@ -311,7 +311,8 @@ def score_harness_output(
     seed: int = 0,
 ) -> dict[str, Any]:
     """The scores of a harness's logged output folder, as a document like results.json (fractions): the
-    bench's configs, and a ``tasks`` section for scrambled variants of other tasks where there are some."""
+    bench's configs, and a ``scrambled_tasks`` section for scrambled variants of other tasks where there are some
+    (lm-eval's derived tasks, Inspect's wrapped ones: one shape, the paired records of :mod:`~.paired`)."""
     from scrambled_bench.harness.paired import CompareSettings
     from scrambled_bench.harness.results import FRACTION, units
 
@@ -332,8 +333,7 @@ def score_harness_output(
         document["configs"] = score_logged(
             logs.samples, reader=reader, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
         )
-        if logs.tasks is not None:
-            document["tasks"] = logs.tasks
+        derived = {**derived, **(logs.tasks or {})}
     if derived:
         document["scrambled_tasks"] = derived
     return document

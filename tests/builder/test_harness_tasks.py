@@ -116,7 +116,7 @@ def test_a_function_target_that_reads_a_chosen_column_is_refused(tmp_path, capsy
     assert re.search(r"task planets's target of document \d+ changes under rs50", _error(capsys))
 
 
-def test_a_dataset_that_cannot_be_loaded_offline(tmp_path, capsys):
+def test_a_dataset_that_cannot_be_loaded_offline(tmp_path, capsys, hub_offline):
     include = write_canonical_task(tmp_path)
     yaml_path = include / "planets" / "planets.yaml"
     yaml_path.write_text(

@@ -173,10 +173,10 @@ def test_a_folder_with_the_bench_and_a_variant_of_a_bench_task_gives_both_sectio
     document = json.loads(capsys.readouterr().out)
     assert list(document["configs"]) == ["scrqa/dream/original"]
     assert document["configs"]["scrqa/dream/original"]["accuracy"]["value"] == 1.0
-    entry = document["tasks"]["scrambled_bench/scrqa_dream_original"]
-    summary = entry["variants"]["kfl"]["scorers"]["bench_score"]
+    entry = document["scrambled_tasks"]["scrambled_bench/scrqa_dream_original"]
+    summary = entry["types"]["kfl"]["metrics"]["bench_score"]
     n = len(list(variant.dataset))
-    assert summary["mean"] == pytest.approx(1 / n) == summary["metrics"]["accuracy"]
+    assert summary["value"] == pytest.approx(1 / n) == summary["inspect_metrics"]["accuracy"]
     assert summary["difference"] == pytest.approx(1 / n - 1.0) and summary["n_paired"] == n
 
 
@@ -333,16 +333,16 @@ def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, 
     assert main(["score", "--from-inspect", str(logs)]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["configs"] == {}
-    entry = document["tasks"]["planets"]
-    assert entry["scorers"]["choice"]["mean"] == pytest.approx(
-        entry["scorers"]["choice"]["metrics"]["accuracy"]
+    entry = document["scrambled_tasks"]["planets"]
+    assert entry["metrics"]["choice"]["value"] == pytest.approx(
+        entry["metrics"]["choice"]["inspect_metrics"]["accuracy"]
     )
-    canonical_accuracy = entry["scorers"]["choice"]["mean"]
-    assert list(entry["variants"]) == ["rs50", "kfl", "sub"]
-    for type_, variant in entry["variants"].items():
-        summary = variant["scorers"]["choice"]
+    canonical_accuracy = entry["metrics"]["choice"]["value"]
+    assert list(entry["types"]) == ["rs50", "kfl", "sub"]
+    for type_, variant in entry["types"].items():
+        summary = variant["metrics"]["choice"]
         native = by_task[f"planets_{type_}"].results.scores[0].metrics["accuracy"].value
-        assert summary["mean"] == pytest.approx(native), type_
+        assert summary["value"] == pytest.approx(native), type_
         assert summary["difference"] == pytest.approx(native - canonical_accuracy)
         assert (summary["n_paired"], summary["n_unpaired"]) == (len(QUESTIONS), 0)
         assert (
