@@ -241,7 +241,7 @@ def parallel_headroom(count: int = 5_000_000) -> float:
 
 def num_proc_scaling(texts: Sequence[tuple[str, str]], copies: int) -> list[tuple[str, int, float]]:
     """(mode, num_proc, wall seconds) of ``scramble`` to kfl,rs50 on the corpus."""
-    from scrambled_bench.builder.scramble_dataset import scramble_dataset
+    from scrambled_bench.builder.scramble import scramble_dataset
 
     results = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -273,13 +273,13 @@ MEMORY_PROBE = """
 import json, resource, sys, tracemalloc
 from pathlib import Path
 import datasets, pyarrow.parquet  # imported before tracing: the figure is the data, not library code
-from scrambled_bench.builder import scramble_dataset as module
+from scrambled_bench.builder.scramble import pipeline as module, shards
 loop_high = [0]
-write = module.ShardWriter.write
+write = shards.ShardWriter.write
 def traced_write(self, table):  # the live Python memory while rows stream through, after each batch
     write(self, table)
     loop_high[0] = max(loop_high[0], tracemalloc.get_traced_memory()[0])
-module.ShardWriter.write = traced_write
+shards.ShardWriter.write = traced_write
 tracemalloc.start()
 module.scramble_dataset(sys.argv[1], columns=["text"], types=["kfl"], out=Path(sys.argv[2]), streaming=True,
                         cache_dir=sys.argv[3])

@@ -1,7 +1,7 @@
 """A datatrove ``PipelineStep`` that scrambles ``Document.text`` (or a metadata field) for corpora beyond one
 machine: reader -> :class:`ScrambleStep` -> writer, on datatrove's local, Slurm or Ray executors.
 
-The step applies the ``scramble`` command's very function (:func:`~scrambled_bench.builder.scramble_dataset.apply_variant`)
+The step applies the ``scramble`` command's very function (:func:`~scrambled_bench.builder.scramble.apply_variant`)
 keyed by the document's id, so a pipeline whose reader takes the ids from a column (``id_key``) gives,
 document for document, what ``scrambled-bench scramble ... --id-column <that column>`` gives: the scrambled
 field, the original beside it (``<field>_original`` in the metadata), ``scramble_type``, ``scrambled`` and,
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from scrambled_bench.builder.scramble_dataset import ORIGINAL_SUFFIX, Variant, apply_variant, variants_for
+from scrambled_bench.builder.scramble import ORIGINAL_SUFFIX, Variant, apply_variant, variants_for
 from scrambled_bench.errors import ScrambledBenchError
 
 __all__ = ["ScrambleStep", "scramble_document", "step_variant"]  # noqa: F822 - ScrambleStep: module __getattr__

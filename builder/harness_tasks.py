@@ -4,7 +4,7 @@ The task is resolved through lm-eval's own registry (``TaskManager``, with the u
 a group becomes its subtasks. From each task's resolved config comes what it reads: the dataset path,
 config name and ``dataset_kwargs`` (a revision among them), its evaluation split and the split its
 demonstrations are drawn from. That dataset is loaded offline and scrambled by ``scramble``'s own
-functions, seed and row keys (``builder.scramble_dataset``); nothing here scrambles text.
+functions, seed and row keys (``builder.scramble``); nothing here scrambles text.
 
 The evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is
 copied with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
@@ -34,7 +34,7 @@ from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, swap_into_place
 from scrambled_bench.builder.nested_columns import column_path
-from scrambled_bench.builder.scramble_dataset import (
+from scrambled_bench.builder.scramble import (
     MANIFEST_KIND,
     LoadedSource,
     Variant,

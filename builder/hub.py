@@ -6,7 +6,8 @@ The build folder is uploaded as it is (README.md card, manifest.json, data/), so
 lists the same sha256 for every file, nothing is uploaded or tagged, so re-pushing a rebuild of an
 unchanged version is a no-op; a tag is never moved to other content. The steps of such a push that do
 not depend on what is pushed (:func:`create_and_list_tags`, :func:`upload_and_tag`, :class:`PushResult`)
-serve the metric Spaces too (``scrambled_bench.metrics.spaces``).
+serve the metric Spaces too (``scrambled_bench.metrics.spaces``). :func:`push_scrambled` uploads a
+``scramble`` output (``builder.scramble``) the same way, without a tag.
 
 The token comes from ``HF_TOKEN`` or the ``hf auth login`` store, read by ``huggingface_hub`` itself; it
 is never printed, logged or written by this module.
@@ -192,3 +193,35 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
         allow_patterns=UPLOAD_PATTERNS,
         delete_patterns=STALE_PATTERNS,
     )
+
+
+def push_scrambled(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> str:
+    """Upload a scramble output (card, manifest, data) to the dataset repository ``repo_id``; its URL.
+
+    Files are checked against the manifest first; files under ``data/`` that the output does not have are
+    deleted from the repository (a config dropped). Hub failures are one-line errors; the token is never
+    printed.
+    """
+    check_repo_id(repo_id, "--push")
+    verify_build(folder)
+    if api is None:
+        from huggingface_hub import HfApi
+
+        require_token()
+        api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    except Exception as exc:  # noqa: BLE001
+        raise hub_error("create", repo_id, exc) from None
+    try:
+        api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(folder),
+            repo_type="dataset",
+            commit_message="scrambled-bench scramble",
+            allow_patterns=[CARD_NAME, MANIFEST_NAME, "data/**"],
+            delete_patterns=["data/**"],
+        )
+    except Exception as exc:  # noqa: BLE001
+        raise hub_error("upload to", repo_id, exc) from None
+    return f"https://huggingface.co/datasets/{repo_id}"

@@ -1,6 +1,6 @@
 """The ``scramble`` command: scramble any dataset's text columns with the benchmark's scrambler.
 
-The command only parses options; the work is ``scrambled_bench.builder.scramble_dataset.scramble_dataset``.
+The command only parses options; the work is ``scrambled_bench.builder.scramble.scramble_dataset``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def scramble(
     for name, value in (("--include-path", include_path), ("--demos", demos)):
         if value is not None:
             raise ScrambledBenchError(f"{name} applies to a harness task (lm-eval:TASK), not to a dataset")
-    from scrambled_bench.builder.scramble_dataset import scramble_dataset
+    from scrambled_bench.builder.scramble import scramble_dataset
 
     result = scramble_dataset(
         source, columns=split_names(columns) or [], types=split_names(types),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from scrambled_bench.builder.scramble_dataset import scramble_dataset
+
+from scrambled_bench.builder.scramble import scramble_dataset
 
 pytest.importorskip(
     "datatrove", reason="the datatrove step needs datatrove (pip install 'scrambled-bench[datatrove]')"
@@ -40,6 +41,7 @@ def run_datatrove(corpus: Path, out: Path, logs: Path, **step_options) -> dict[s
     from datatrove.executor import LocalPipelineExecutor
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import JsonlWriter
+
     from scrambled_bench.builder.datatrove_step import ScrambleStep
 
     executor = LocalPipelineExecutor(
@@ -102,6 +104,7 @@ def test_local_executor_output_equals_the_scramble_command(
 
 def test_the_step_scrambles_a_metadata_field_and_leaves_the_text(tmp_path: Path):
     from datatrove.data import Document
+
     from scrambled_bench.builder.datatrove_step import ScrambleStep
 
     step = ScrambleStep("rs100", field="title")

@@ -11,7 +11,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrambled_bench.builder.scramble_dataset import Variant, scramble_batch, scramble_dataset
+from scrambled_bench.builder.scramble import Variant, scramble_batch, scramble_dataset
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9)
 texts = st.lists(words, min_size=1, max_size=6).map(" ".join)

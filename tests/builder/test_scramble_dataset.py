@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scrambled_bench.builder.recipes import row_selected
-from scrambled_bench.builder.scramble_dataset import scramble_dataset
-from scrambled_bench.builder.scrambler import letter_positions, parse_type, scramble, words_at_rate
-from scrambled_bench.evaluate_cli.main import main
 
+from scrambled_bench.builder.recipes import row_selected
+from scrambled_bench.builder.scramble import scramble_dataset
+from scrambled_bench.builder.scrambler import letter_positions, parse_type, scramble, words_at_rate
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.main import main
 
 WORD = re.compile(r"\w+")
 SENTENCES = [

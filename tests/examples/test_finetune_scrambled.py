@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from scrambled_bench.builder.scramble_dataset import scramble_dataset
-from scrambled_bench.evaluate_cli.main import main as cli
 
+from scrambled_bench.builder.scramble import scramble_dataset
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluate_cli.main import main as cli
 
 pytestmark = pytest.mark.slow
 
