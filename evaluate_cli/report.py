@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     FormatChoice,
     ParserChoice,
@@ -83,127 +82,24 @@ def report(
 
       scrambled-bench report runs/my-run --push my-org/scrambled-bench-results
     """
-    from scrambled_bench.harness.report import (
-        RENDERERS,
-        build_tables,
-        check_same_build,
-        label_runs,
-        load_run,
-        render_html,
-        run_details,
-        select_paper_models,
+    from scrambled_bench.harness.report.build import ReportOptions, build_report
+
+    options = ReportOptions(
+        fmt=fmt.value,
+        output=output,
+        ci=ci,
+        plot=plot,
+        paper=paper,
+        params=tuple(params or ()),
+        compare=compare,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        push=push,
+        private=private,
+        reader=parser.value if parser else None,
+        model_card_results=model_card_results,
+        benchmark=benchmark,
+        allow_incomplete=allow_incomplete,
     )
-    from scrambled_bench.harness.report.hub import refuse_incomplete
-    from scrambled_bench.harness.report.tables import reread
-    from scrambled_bench.hub import check_repo_id
-    from scrambled_bench.probing.report import plot_probe, probe_svgs, probe_table, split_probe_runs
-
-    for value, flag in (
-        (push, "--push"),
-        (model_card_results, "--model-card-results"),
-        (benchmark, "--benchmark"),
-    ):
-        if value is not None:
-            check_repo_id(value, flag)
-    references = select_paper_models(paper)
-    intervals = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
-    given = [f"--{name.replace('_', '-')}" for name, value in intervals.items() if value is not None]
-    shows_intervals = ci or plot is not None or fmt.value == "html"  # each run's own intervals
-    if given and not (shows_intervals or compare):
-        raise ScrambledBenchError(
-            f"{', '.join(given)} set(s) the intervals that --ci, --compare, --plot and --format html show; "
-            "add one of them"
-        )
-    probes, runs = split_probe_runs(runs)
-    if given and shows_intervals and probes:
-        raise ScrambledBenchError(
-            f"{', '.join(given)} recompute(s) the intervals of run folders; a probe run's were made by `probe` "
-            f"({', '.join(map(str, probes))}): report it without them, or rerun `probe` with them"
-        )
-    loaded = [load_run(path) for path in runs]
-    for value, flag in ((push, "--push"), (model_card_results, "--model-card-results")):
-        if value is not None:  # before anything is computed or sent
-            refuse_incomplete(loaded, flag, allow_incomplete=allow_incomplete)
-    if parser is not None or (given and shows_intervals):
-        # the stored outputs read again: with another reader, or every interval at the asked level
-        loaded = [reread(run, parser.value if parser else None, intervals=intervals) for run in loaded]
-    loaded = label_runs(loaded)
-    check_same_build(loaded)
-    comparison = _comparison(loaded, n_resamples, confidence_level, seed) if compare else []
-    tables = build_tables(loaded, ci=ci, paper=references) if loaded else []
-    tables += [probe_table(result, ci=ci) for result in probes.values()]
-    if not tables:
-        raise ScrambledBenchError("the runs hold no scored config to report")
-    sizes = None
-    if plot is not None or fmt.value == "html":
-        from scrambled_bench.harness.report.params import run_parameters
-
-        sizes = run_parameters(loaded, params or [])
-    elif params:
-        raise ScrambledBenchError("--params places runs in the size figure: add --plot DIR or --format html")
-
-    if fmt.value == "html":
-        from scrambled_bench.harness.report.figures import svg_figures
-
-        figures = (
-            [(one.name, one.caption, svg) for one, svg in svg_figures(loaded, paper=references, sizes=sizes)]
-            if loaded
-            else []
-        )
-        figures += [figure for folder, result in probes.items() for figure in probe_svgs(folder, result)]
-        text = render_html(
-            tables,
-            figures=figures,
-            comparison=comparison,
-            runs=[(run.label, run_details(run)) for run in loaded],
-        )
-    else:
-        text = RENDERERS[fmt.value]([*tables, *comparison])
-    if output is not None:
-        from scrambled_bench.io import atomic_write_text
-
-        atomic_write_text(output, text)
-        typer.echo(f"wrote {output}", err=True)
-    else:
-        typer.echo(text)
-    if plot is not None:
-        from scrambled_bench.harness.report.figures import plot_figures
-
-        written = plot_figures(loaded, plot, paper=references, sizes=sizes) if loaded else []
-        for folder, result in probes.items():
-            written += plot_probe(result, plot / Path(folder).name)
-        for path in written:
-            typer.echo(f"wrote {path}", err=True)
-    source_url = None
-    if push is not None:
-        from scrambled_bench.harness.report import push_to_hub
-
-        url = push_to_hub(loaded, push, private=private)
-        source_url = f"https://huggingface.co/datasets/{push}"
-        typer.echo(
-            f"pushed to {source_url} ({url})" if url else f"{push} already holds these runs: nothing pushed",
-            err=True,
-        )
-    if model_card_results is not None:
-        from scrambled_bench.harness.report.hub_eval import push_model_card_results
-
-        files, url = push_model_card_results(
-            loaded, model_card_results, benchmark=benchmark, source_url=source_url
-        )
-        where = f"https://huggingface.co/{model_card_results}"
-        typer.echo(
-            f"wrote {', '.join(files)} to {where} ({url})"
-            if url
-            else f"{where} already holds {', '.join(files)}",
-            err=True,
-        )
-
-
-def _comparison(
-    runs: list, n_resamples: int | None, confidence_level: float | None, seed: int | None
-) -> list:
-    from scrambled_bench.harness.report.compare import CompareSettings, compare_runs, comparison_tables
-
-    given = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
-    settings = CompareSettings(**{name: value for name, value in given.items() if value is not None})
-    return comparison_tables(compare_runs(runs, settings), settings)
+    build_report(runs, options, emit=typer.echo, notify=lambda line: typer.echo(line, err=True))

@@ -1,31 +1,34 @@
-"""Reports from run folders: the table model (``tables``), the paper's models as reference (``paper``), its
+"""Reports from run folders: the ``report`` command's entry point (``build``: :func:`build_report`), the run
+folders as read (``runs``), the table model (``tables``), the paper's models as reference (``paper``), its
 renderers (``render``), the figures (``figures``), run sizes (``params``), paired comparison
 (``compare``) and the Hub (``hub``: a leaderboard dataset; ``hub_eval``: eval.yaml and a model's
 ``.eval_results``)."""
 
 from __future__ import annotations
 
+from scrambled_bench.harness.report.build import ReportOptions, build_report
 from scrambled_bench.harness.report.figures import build_figures, plot_figures, svg_figures
 from scrambled_bench.harness.report.hub import push_to_hub
 from scrambled_bench.harness.report.paper import PaperModel, paper_models, select_paper_models
 from scrambled_bench.harness.report.render import RENDERERS, render_csv, render_html, render_markdown
-from scrambled_bench.harness.report.tables import (
-    ReportTable,
+from scrambled_bench.harness.report.runs import (
     Run,
-    build_tables,
     check_same_build,
     label_runs,
     load_run,
     run_details,
     run_fingerprint,
 )
+from scrambled_bench.harness.report.tables import ReportTable, build_tables
 
 __all__ = [
     "RENDERERS",
     "PaperModel",
+    "ReportOptions",
     "ReportTable",
     "Run",
     "build_figures",
+    "build_report",
     "build_tables",
     "check_same_build",
     "label_runs",

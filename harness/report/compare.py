@@ -35,7 +35,8 @@ import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.report.marks import level_label
-from scrambled_bench.harness.report.tables import Footnotes, ReportTable, Run
+from scrambled_bench.harness.report.runs import Run
+from scrambled_bench.harness.report.tables import Footnotes, ReportTable
 from scrambled_bench.harness.tasks import TaskConfig, get_task
 from scrambled_bench.harness.tasks.base import ACCURACY, ED, RPG, RR, Metric
 from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import (

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.harness.report.render import render_markdown
-from scrambled_bench.harness.report.tables import Run, build_tables, label_runs, load_run, run_fingerprint
+from scrambled_bench.harness.report.runs import Run, label_runs, load_run, run_fingerprint
+from scrambled_bench.harness.report.tables import build_tables
 from scrambled_bench.harness.results import (
     FRACTION,
     failed_requests,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrambled_bench.builder.build import EVAL_YAML_NAME
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.report.tables import Run, run_fingerprint
+from scrambled_bench.harness.report.runs import Run, run_fingerprint
 from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
 from scrambled_bench.harness.tasks import TASKS, Task, TaskConfig
 from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id

@@ -49,7 +49,7 @@ def incomplete_caption(per_run: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]
     """A caption naming the runs whose rows rest on incomplete configs ("" where none does).
 
     >>> from pathlib import Path
-    >>> from scrambled_bench.harness.report.tables import Run
+    >>> from scrambled_bench.harness.report.runs import Run
     >>> run = Run(Path("runs/a"), {"configs": {}}, {}, label="m")
     >>> incomplete_caption([(run, [{"scramble_type": "rs50", "complete": False}])])
     'Incomplete: m (rs50) rests on fewer samples than it asked for (marked cells); do not cite it before rerunning.'

@@ -294,7 +294,7 @@ def test_a_run_is_re_read_with_another_answer_reader(tmp_path: Path) -> None:
         if sample.get("config") == "scrqa/dream/rs50":
             sample["output"] = "Bob or Ann"
     (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    from scrambled_bench.harness.report.tables import reread
+    from scrambled_bench.harness.report.runs import reread
 
     run = load_run(folder)
     careful = reread(run, "careful").results["configs"]["scrqa/dream/rs50"]

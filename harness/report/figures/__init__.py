@@ -33,7 +33,7 @@ from scrambled_bench.harness.report.figures.scale import SCALE_TYPE, scale_figur
 from scrambled_bench.harness.report.figures.types import paper_type_series, type_series, types_figure
 from scrambled_bench.harness.report.paper import PaperModel
 from scrambled_bench.harness.report.params import ParameterCount
-from scrambled_bench.harness.report.tables import Run
+from scrambled_bench.harness.report.runs import Run
 from scrambled_bench.harness.tasks import TASKS, Task
 
 __all__ = [

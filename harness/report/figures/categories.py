@@ -28,7 +28,8 @@ from scrambled_bench.harness.report.figures.common import (
 )
 from scrambled_bench.harness.report.figures.types import paper_caption, runs_caption
 from scrambled_bench.harness.report.paper import PAPER_CITATION, models_in, paper_cell, paper_keys, table_name
-from scrambled_bench.harness.report.tables import Run, ordered_types
+from scrambled_bench.harness.report.runs import Run
+from scrambled_bench.harness.report.tables import ordered_types
 from scrambled_bench.harness.tasks import Task
 from scrambled_bench.harness.tasks.base import RPG
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from scrambled_bench.harness.report.paper import PAPER_CITATION, PaperCell, PaperModel, paper_models
 from scrambled_bench.harness.report.params import ParameterCount
-from scrambled_bench.harness.report.tables import Run
+from scrambled_bench.harness.report.runs import Run
 
 Point = tuple[float | None, Sequence[float] | None]
 """A value and its interval (either may be missing)."""

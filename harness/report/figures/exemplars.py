@@ -35,7 +35,8 @@ from scrambled_bench.harness.report.figures.common import (
 )
 from scrambled_bench.harness.report.figures.types import paper_caption, runs_caption
 from scrambled_bench.harness.report.paper import exemplar_cells, models_in
-from scrambled_bench.harness.report.tables import Run, ordered_types
+from scrambled_bench.harness.report.runs import Run
+from scrambled_bench.harness.report.tables import ordered_types
 from scrambled_bench.harness.tasks import Task
 
 PANEL = (4.6, 4.0)

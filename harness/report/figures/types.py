@@ -46,7 +46,8 @@ from scrambled_bench.harness.report.paper import (
     paper_keys,
     table_name,
 )
-from scrambled_bench.harness.report.tables import Run, ordered_types
+from scrambled_bench.harness.report.runs import Run
+from scrambled_bench.harness.report.tables import ordered_types
 from scrambled_bench.harness.tasks import TASKS, Metric, Task
 
 LETTER_FAMILIES = ("kf", "kfl", *(name for name, family in FAMILIES.items() if family.group == "letters"))
