@@ -1,24 +1,29 @@
-"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP``.
+"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP`` or
+``lighteval:SUITE|TASK|FEWSHOT``.
 
-The task is resolved through lm-eval's own registry (``TaskManager``, with the user's ``--include-path``);
-a group becomes its subtasks. From each task's resolved config comes what it reads: the dataset path,
-config name and ``dataset_kwargs`` (a revision among them), its evaluation split and the split its
-demonstrations are drawn from. That dataset is loaded offline and scrambled by ``scramble``'s own
-functions, seed and row keys (``builder.scramble_dataset``); nothing here scrambles text.
+The task is resolved through the harness's own registry: lm-eval's ``TaskManager`` (with the user's
+``--include-path``; a group becomes its subtasks) here, lighteval's ``Registry`` (with ``--custom-tasks``)
+in ``builder.lighteval_source``. Both give a canonical task with one interface (``name``, ``folder``,
+``dataset_path``, ``dataset_name``, ``dataset_kwargs``, ``eval_splits``, ``demo_split``, ``splits``,
+``describe()``, ``refuse_target_columns()``), and the rest of the flow is shared: the dataset is loaded
+offline as the harness loads it and scrambled by ``scramble``'s own functions, seed and row keys
+(``builder.scramble_dataset``); nothing here scrambles text.
 
 The evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is
 copied with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
 scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
 the manifest says so.
 
-A column that holds the target is refused: one that ``doc_to_target`` names or reads in its Jinja template
-(or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for a
-``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
-documents once scrambled.
+A column that holds the target is refused. lm-eval: one that ``doc_to_target`` names or reads in its Jinja
+template (or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for
+a ``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
+documents once scrambled. lighteval: one that changes the gold choice's text of the first documents.
 
 Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
-type, the card, the manifest), ``DIR/lm_eval/`` holds the derived task files
-(``harness.exports.lm_eval_variants``), and ``DIR/manifest.json`` lists the tasks.
+type, the card, the manifest), ``DIR/lm_eval/`` holds lm-eval's derived task files
+(``harness.exports.lm_eval_variants``) or ``DIR/lighteval/`` lighteval's custom-tasks module
+(``harness.exports.lighteval_variants``), and ``DIR/manifest.json`` lists the tasks. With ``--push`` (one
+task) the task's data is uploaded by ``scramble``'s push and the task files read it at the pushed commit.
 """
 
 from __future__ import annotations
@@ -66,12 +71,17 @@ def harness_of(source: str) -> tuple[str, str] | None:
     Traceback (most recent call last):
     ...
     scrambled_bench.errors.ScrambledBenchError: lm-eval: names no task (lm-eval:TASK or lm-eval:GROUP)
+    >>> harness_of("lighteval: ")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: lighteval: names no task (lighteval:SUITE|TASK|FEWSHOT)
     """
     prefix, colon, spec = source.partition(":")
     if not colon or prefix not in HARNESSES:
         return None
     if not spec.strip():
-        raise ScrambledBenchError(f"{prefix}: names no task ({prefix}:TASK or {prefix}:GROUP)")
+        spelling = "lm-eval:TASK or lm-eval:GROUP" if prefix == "lm-eval" else "lighteval:SUITE|TASK|FEWSHOT"
+        raise ScrambledBenchError(f"{prefix}: names no task ({spelling})")
     return prefix, spec.strip()
 
 
