@@ -99,7 +99,10 @@ def test_the_module_finds_its_folder_where_it_was_moved(tmp_path: Path):
     from lighteval.tasks.registry import Registry
 
     custom = write_canonical_task(tmp_path)
-    assert _scramble(custom, tmp_path / "out", "--columns", "question", "--types", "rs50") == 0
+    options = ("--columns", "question", "--types", "rs50", "--demos", "scrambled")
+    assert _scramble(custom, tmp_path / "out", *options) == 0
+    train = pd.read_parquet(tmp_path / "out" / "planets" / "data" / "rs50" / "train-00000-of-00001.parquet")
+    assert train["scrambled"].all()  # --demos scrambled: the demonstrations too
     (tmp_path / "out").rename(tmp_path / "moved")
     module = Registry.create_custom_tasks_module(str(tmp_path / "moved" / "lighteval" / "scrambled_tasks.py"))
     assert module.TASKS_TABLE[-1].hf_repo == str(tmp_path / "moved" / "planets")
@@ -162,3 +165,49 @@ def test_score_from_lighteval_without_details(tmp_path, capsys):
     (folder / "results_2026-01-01T00-00-00.000001.json").write_text(json.dumps(results))
     assert main(["score", "--from-lighteval", str(tmp_path / "light_out")]) == 2
     assert "no details of planets|2, planets_kfl|2; run lighteval with --save-details" in _error(capsys)
+
+
+ARC_LIKE = """
+from lighteval.metrics.metrics import Metrics
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc
+
+
+def arc_prompt(line, task_name=None):  # lighteval's own ARC prompt
+    return Doc(
+        task_name=task_name,
+        query=f"Question: {line['question']}\\nAnswer:",
+        choices=[f" {c}" for c in line["choices"]["text"]],
+        gold_index=line["choices"]["label"].index(line["answerKey"]),
+    )
+
+
+TASKS_TABLE = [LightevalTaskConfig(name="arcish", prompt_function=arc_prompt, hf_repo=%r, hf_subset="default",
+    hf_avail_splits=["train", "test"], evaluation_splits=["test"], metrics=[Metrics.loglikelihood_acc])]
+"""
+
+
+def test_a_nested_column_holding_the_gold_choice_is_refused_and_the_question_is_not(tmp_path, capsys):
+    """ARC's shape (``choices: {text, label}``, gold ``choices.text[label.index(answerKey)]``): scrambling
+    ``choices.text`` changes the gold, ``question`` does not."""
+    data = tmp_path / "data"
+    data.mkdir()
+    frame = pd.DataFrame(
+        {
+            "question": ["Which planet is closest to the sun?", "What do plants need most?"],
+            "choices": [{"text": ["Mercury", "Neptune"], "label": ["A", "B"]},
+                        {"text": ["Sand", "Water"], "label": ["A", "B"]}],
+            "answerKey": ["A", "B"],
+        }
+    )  # fmt: skip
+    frame.to_parquet(data / "test.parquet")
+    frame.to_parquet(data / "train.parquet")
+    custom = tmp_path / "arcish.py"
+    custom.write_text(ARC_LIKE % str(data))
+    options = ("--types", "sub")
+    assert _scramble(custom, tmp_path / "bad", "--columns", "choices.text", *options, spec="arcish|0") == 2
+    assert re.search(r"task arcish's target of document 0 changes under sub", _error(capsys))
+    assert not (tmp_path / "bad").exists()
+    assert _scramble(custom, tmp_path / "out", "--columns", "question", *options, spec="arcish|0") == 0
+    [task] = json.loads((tmp_path / "out" / "manifest.json").read_text())["lighteval"]
+    assert task["folder"] == "arcish" and task["num_fewshots"] == 0
