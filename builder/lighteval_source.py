@@ -18,9 +18,11 @@ the first documents, original and scrambled, and the texts of ``Doc.choices[gold
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import re
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,13 +148,23 @@ def gold_texts(doc: Any) -> list[str]:
 
 
 @contextlib.contextmanager
+def quiet_imports() -> Iterator[None]:
+    """lighteval's imports chatter on stderr (the nltk data its metrics try to download, huggingface_hub's
+    deprecations), which says nothing about the user's task: kept out of the command's output."""
+    with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@contextlib.contextmanager
 def builtin_tasks_importable() -> Iterator[list]:
     """While inside, lighteval's built-in task files that fail to import here are empty modules (lighteval's
     registry passes over them, as ``harness.exports.lighteval_cli`` arranges for a run); the modules that
     imported are given. ``sys.modules`` is as it was afterwards."""
     from scrambled_bench.harness.exports.lighteval_cli import import_builtin_tasks, pass_over
 
-    imported, failed = import_builtin_tasks()
+    with quiet_imports():
+        imported, failed = import_builtin_tasks()
     before = {name: sys.modules.get(name) for name in failed}
     pass_over(list(failed))
     try:
@@ -187,8 +199,9 @@ def resolve_lighteval(spec: str, custom_tasks: str | Path | None = None) -> list
     """
     require_harness("lighteval")
     logging.getLogger("lighteval").setLevel(logging.ERROR)
-    from lighteval.tasks.lighteval_task import LightevalTask
-    from lighteval.tasks.registry import Registry
+    with quiet_imports():
+        from lighteval.tasks.lighteval_task import LightevalTask
+        from lighteval.tasks.registry import Registry
 
     custom = custom_tasks_ref(custom_tasks)
     with builtin_tasks_importable() as imported:
