@@ -1,24 +1,29 @@
-"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP``.
+"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP`` or
+``lighteval:SUITE|TASK|FEWSHOT``.
 
-The task is resolved through lm-eval's own registry (``TaskManager``, with the user's ``--include-path``);
-a group becomes its subtasks. From each task's resolved config comes what it reads: the dataset path,
-config name and ``dataset_kwargs`` (a revision among them), its evaluation split and the split its
-demonstrations are drawn from. That dataset is loaded offline and scrambled by ``scramble``'s own
-functions, seed and row keys (``builder.scramble``); nothing here scrambles text.
+The task is resolved through the harness's own registry: lm-eval's ``TaskManager`` (with the user's
+``--include-path``; a group becomes its subtasks) here, lighteval's ``Registry`` (with ``--custom-tasks``)
+in ``builder.lighteval_source``. Both give a canonical task with one interface (``name``, ``folder``,
+``dataset_path``, ``dataset_name``, ``dataset_kwargs``, ``eval_splits``, ``demo_split``, ``splits``,
+``describe()``, ``refuse_target_columns()``), and the rest of the flow is shared: the dataset is loaded
+offline as the harness loads it and scrambled by ``scramble``'s own functions, seed and row keys
+(``builder.scramble``); nothing here scrambles text.
 
 The evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is
 copied with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
 scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
 the manifest says so.
 
-A column that holds the target is refused: one that ``doc_to_target`` names or reads in its Jinja template
-(or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for a
-``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
-documents once scrambled.
+A column that holds the target is refused. lm-eval: one that ``doc_to_target`` names or reads in its Jinja
+template (or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for
+a ``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
+documents once scrambled. lighteval: one that changes the gold choice's text of the first documents.
 
 Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
-type, the card, the manifest), ``DIR/lm_eval/`` holds the derived task files
-(``harness.exports.lm_eval_variants``), and ``DIR/manifest.json`` lists the tasks.
+type, the card, the manifest), ``DIR/lm_eval/`` holds lm-eval's derived task files
+(``harness.exports.lm_eval_variants``) or ``DIR/lighteval/`` lighteval's custom-tasks module
+(``harness.exports.lighteval_variants``), and ``DIR/manifest.json`` lists the tasks. With ``--push`` (one
+task) the task's data is uploaded by ``scramble``'s push and the task files read it at the pushed commit.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, swap_into_place
+from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.nested_columns import column_path
 from scrambled_bench.builder.scramble import (
     MANIFEST_KIND,
@@ -46,6 +52,7 @@ from scrambled_bench.builder.scramble import (
     variants_for,
 )
 from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.hub import check_repo_id, require_token
 
 HARNESSES = {"lm-eval": "lm_eval", "lighteval": "lighteval"}
 """The harness prefixes of a ``scramble`` source and the module each needs."""
@@ -64,12 +71,17 @@ def harness_of(source: str) -> tuple[str, str] | None:
     Traceback (most recent call last):
     ...
     scrambled_bench.errors.ScrambledBenchError: lm-eval: names no task (lm-eval:TASK or lm-eval:GROUP)
+    >>> harness_of("lighteval: ")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: lighteval: names no task (lighteval:SUITE|TASK|FEWSHOT)
     """
     prefix, colon, spec = source.partition(":")
     if not colon or prefix not in HARNESSES:
         return None
     if not spec.strip():
-        raise ScrambledBenchError(f"{prefix}: names no task ({prefix}:TASK or {prefix}:GROUP)")
+        spelling = "lm-eval:TASK or lm-eval:GROUP" if prefix == "lm-eval" else "lighteval:SUITE|TASK|FEWSHOT"
+        raise ScrambledBenchError(f"{prefix}: names no task ({spelling})")
     return prefix, spec.strip()
 
 
@@ -97,6 +109,12 @@ class CanonicalTask:
     name: str
     yaml_path: Path
     config: dict[str, Any] = field(repr=False)
+    harness = "lm-eval"
+
+    @property
+    def folder(self) -> str:
+        """The folder of ``DIR`` its scrambled data goes to (lm-eval's task names are file-system safe)."""
+        return self.name
 
     @property
     def dataset_path(self) -> str:
@@ -117,6 +135,10 @@ class CanonicalTask:
         if not split:
             raise ScrambledBenchError(f"task {self.name} names no test_split or validation_split")
         return str(split)
+
+    @property
+    def eval_splits(self) -> list[str]:
+        return [self.eval_split]
 
     @property
     def demo_split(self) -> str:
@@ -141,8 +163,23 @@ class CanonicalTask:
         metadata = self.config.get("metadata")
         return dict(metadata) if isinstance(metadata, Mapping) else {}
 
+    def describe(self) -> dict[str, Any]:
+        """What the data folder's manifest records about the task (under ``harness``)."""
+        return {"task": self.name, "yaml": str(self.yaml_path), "eval_split": self.eval_split,
+                "demo_split": self.demo_split}  # fmt: skip
 
-def _closest(name: str, names: Sequence[str]) -> str:
+    def refuse_target_columns(
+        self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+    ) -> None:
+        check_not_target(self, dataset, columns, variants, seed)
+
+
+def closest_names(name: str, names: Sequence[str]) -> str:
+    """`` (closest: ...)`` with the registered names nearest to an unknown one, else nothing.
+
+    >>> closest_names("arc_esy", ["arc_easy", "gsm8k"]), closest_names("zzz", ["arc_easy"])
+    (' (closest: arc_easy)', '')
+    """
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     return f" (closest: {', '.join(close)})" if close else ""
 
@@ -166,7 +203,7 @@ def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[Canonic
     manager = TaskManager(include_path=str(include_path) if include_path is not None else None)
     index = manager.task_index
     if spec not in index:
-        raise ScrambledBenchError(f"lm-eval has no task or group {spec!r}{_closest(spec, list(index))}")
+        raise ScrambledBenchError(f"lm-eval has no task or group {spec!r}{closest_names(spec, list(index))}")
 
     found: dict[str, CanonicalTask] = {}
 
@@ -233,9 +270,11 @@ def _load_task(name: str, yaml_path: Path) -> CanonicalTask:
 # --------------------------------------------------------------------------------------------------
 
 
-def load_task_dataset(task: CanonicalTask) -> LoadedSource:
-    """The splits ``task`` names, loaded as lm-eval loads them (``load_dataset(path, name,
-    **dataset_kwargs)``); a dataset that cannot be loaded (offline, say) is a one-line error."""
+def load_task_dataset(task: Any) -> LoadedSource:
+    """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
+    **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
+    (offline, say) is a one-line error. ``task`` is a :class:`CanonicalTask` or a lighteval one
+    (``builder.lighteval_source``)."""
     import datasets
 
     kwargs = task.dataset_kwargs
@@ -252,8 +291,8 @@ def load_task_dataset(task: CanonicalTask) -> LoadedSource:
             f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
         )
     description = {
-        "source": f"lm-eval:{task.name}",
-        "kind": "lm-eval task",
+        "source": f"{task.harness}:{task.name}",
+        "kind": f"{task.harness} task",
         "dataset_path": task.dataset_path,
         "config": task.dataset_name,
         "revision": kwargs.get("revision"),
@@ -330,19 +369,37 @@ def check_not_target(
     dynamic = callable(task.config.get("doc_to_target")) or task.config.get("process_docs") is not None
     if not dynamic:
         return
+    first, scrambled_firsts = first_documents(dataset, columns, variants, seed)
+    original = _processed(task, first)
+    for variant, scrambled_rows in scrambled_firsts.items():
+        scrambled = _processed(task, scrambled_rows)
+        for index, (before, after) in enumerate(zip(original, scrambled)):
+            if _gold(task, before) != _gold(task, after):
+                raise target_changes(task.name, columns, index, variant)
+
+
+def first_documents(
+    dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+) -> tuple[Any, dict[Variant, Any]]:
+    """The first :data:`TARGET_CHECK_DOCS` rows of ``dataset`` and, per variant, the same rows scrambled as
+    ``scramble`` scrambles them (same seed and row keys): what a target check compares."""
     first = dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset))))
     batch = first.to_dict()
     keys = row_keys(batch, range(len(first)), None)
-    original = _processed(task, first)
-    for variant in variants:
-        scrambled_rows = scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
-        scrambled = _processed(task, type(first).from_dict(scrambled_rows))
-        for index, (before, after) in enumerate(zip(original, scrambled)):
-            if _gold(task, before) != _gold(task, after):
-                raise ScrambledBenchError(
-                    f"--columns {','.join(columns)}: task {task.name}'s target of document {index} changes "
-                    f"under {variant.scramble_type}; scramble the inputs, never the target"
-                )
+    return first, {
+        variant: type(first).from_dict(
+            scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
+        )
+        for variant in variants
+    }
+
+
+def target_changes(task: str, columns: Sequence[str], index: int, variant: Variant) -> ScrambledBenchError:
+    """The refusal of columns whose scrambling changes a document's target."""
+    return ScrambledBenchError(
+        f"--columns {','.join(columns)}: task {task}'s target of document {index} changes "
+        f"under {variant.scramble_type}; scramble the inputs, never the target"
+    )
 
 
 def _processed(task: CanonicalTask, dataset: Any) -> list[dict[str, Any]]:
@@ -362,11 +419,37 @@ def _processed(task: CanonicalTask, dataset: Any) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class HarnessScrambleResult:
-    """What ``scramble lm-eval:...`` wrote: the folder, and rows per task, config and split."""
+    """What ``scramble lm-eval:...`` / ``lighteval:...`` wrote: the folder, the harness, rows per task, config
+    and split, the Hub dataset it pushed (``None`` unless ``--push``) and the run command to give."""
 
     out: Path
+    harness: str
     rows: dict[str, dict[str, dict[str, int]]]
     notes: list[str]
+    hub: HubData | None = None
+    run_hint: str = ""
+
+
+@dataclass(frozen=True)
+class HubData:
+    """Where ``--push`` put a task's scrambled data: the dataset repository and the commit it made, which
+    the derived task files read (never a branch that a later push moves)."""
+
+    repo_id: str
+    revision: str
+
+
+def resolve(harness: str, spec: str, *, include_path: Path | None, custom_tasks: str | None) -> list[Any]:
+    """The canonical tasks ``spec`` names in ``harness``'s own registry."""
+    if harness == "lm-eval":
+        if custom_tasks is not None:
+            raise ScrambledBenchError("--custom-tasks is lighteval's; lm-eval takes --include-path")
+        return resolve_lm_eval(spec, include_path)
+    if include_path is not None:
+        raise ScrambledBenchError("--include-path is lm-eval's; lighteval takes --custom-tasks")
+    from scrambled_bench.builder.lighteval_source import resolve_lighteval
+
+    return resolve_lighteval(spec, custom_tasks)
 
 
 def scramble_harness_task(
@@ -376,19 +459,26 @@ def scramble_harness_task(
     types: Sequence[str] | None,
     out: Path | None,
     include_path: Path | None = None,
+    custom_tasks: str | None = None,
     demos: str = "original",
     seed: int = 0,
     num_proc: int = 1,
     command: str | None = None,
+    push: str | None = None,
+    private: bool = False,
+    api: Any | None = None,
 ) -> HarnessScrambleResult:
     """Scramble the data of the harness task(s) ``source`` names into ``out``, with the derived task files
-    beside it; all or nothing (the folder is moved into place once whole)."""
+    beside it; all or nothing (the folder is moved into place once whole).
+
+    With ``push`` (one task only), the task's scrambled data is also uploaded to that Hub dataset and the
+    derived task files read it there, at the commit the upload made; ``api`` replaces
+    ``huggingface_hub.HfApi`` (tests)."""
     from scrambled_bench import __version__
-    from scrambled_bench.harness.exports.lm_eval_variants import write_lm_eval_tasks
 
     harness, spec = harness_of(source) or (None, "")
-    if harness != "lm-eval":
-        raise ScrambledBenchError(f"{source}: only lm-eval:TASK is derived so far")
+    if harness is None:
+        raise ScrambledBenchError(f"{source}: not a harness task (lm-eval:TASK or lighteval:SPEC)")
     if out is None:
         raise ScrambledBenchError("give --out DIR: the derived task files read the scrambled data from there")
     if demos not in DEMOS:
@@ -397,13 +487,23 @@ def scramble_harness_task(
     if not columns:
         raise ScrambledBenchError("give --columns to scramble")
     variants = variants_for(types, None, None)
+    if push is not None:
+        check_repo_id(push, "--push")
     out = Path(out).expanduser().resolve()
     check_output_folder(
         out,
         replaceable=is_scramble_output,
         refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
     )
-    tasks = resolve_lm_eval(spec, include_path)
+    require_harness(harness)
+    tasks = resolve(harness, spec, include_path=include_path, custom_tasks=custom_tasks)
+    if push is not None and len(tasks) != 1:
+        raise ScrambledBenchError(
+            f"--push takes one task; {spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
+            "scramble and push them one at a time"
+        )
+    if push is not None and api is None:
+        require_token()
     loaded = {task.name: load_task_dataset(task) for task in tasks}
     for task in tasks:
         for split, dataset in loaded[task.name].splits.items():
@@ -411,32 +511,34 @@ def scramble_harness_task(
                 check_columns(split, dataset.features, columns, None)
             except ScrambledBenchError as exc:
                 raise ScrambledBenchError(f"task {task.name}: {exc}") from None
-        check_not_target(task, loaded[task.name].splits[task.eval_split], columns, variants, seed)
+        for split in task.eval_splits:
+            task.refuse_target_columns(loaded[task.name].splits[split], columns, variants, seed)
 
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     rows: dict[str, dict[str, dict[str, int]]] = {}
     notes: list[str] = []
     try:
         for task in tasks:
-            kept = [] if demos == "scrambled" else [s for s in task.splits if s != task.eval_split]
-            if demos == "original" and task.demo_split == task.eval_split:
+            kept = [] if demos == "scrambled" else [s for s in task.splits if s not in task.eval_splits]
+            if demos == "original" and task.demo_split in task.eval_splits:
                 notes.append(
-                    f"{task.name} draws its demonstrations from its evaluation split {task.eval_split!r}: "
+                    f"{task.name} draws its demonstrations from its evaluation split {task.demo_split!r}: "
                     "they are scrambled with it"
                 )
             result = scramble_dataset(
-                f"lm-eval:{task.name}", columns=columns, types=[v.scramble_type for v in variants],
-                out=tmp / task.name, seed=seed, num_proc=num_proc, loaded=loaded[task.name],
+                f"{harness}:{task.name}", columns=columns, types=[v.scramble_type for v in variants],
+                out=tmp / task.folder, seed=seed, num_proc=num_proc, loaded=loaded[task.name],
                 kept_splits=kept, command=command or f"scrambled-bench scramble {source}",
                 extra_outputs=lambda _folder, task=task, kept=kept: {
-                    "harness": {"name": "lm-eval", "task": task.name, "yaml": str(task.yaml_path),
-                                "eval_split": task.eval_split, "demo_split": task.demo_split,
-                                "demos": demos, "kept_splits": kept},
+                    "harness": {"name": harness, **task.describe(), "demos": demos, "kept_splits": kept},
                 },
             )  # fmt: skip
             rows[task.name] = result.rows
-        files = write_lm_eval_tasks(
-            tmp / "lm_eval", tasks, out, [v.scramble_type for v in variants], columns=columns, seed=seed
+        hub = None
+        if push is not None:
+            hub = push_task_data(tmp / tasks[0].folder, push, private=private, api=api)
+        files, hint = _write_task_files(
+            harness, tmp, tasks, out, [v.scramble_type for v in variants], columns, seed, hub
         )
         manifest = {
             "kind": MANIFEST_KIND,
@@ -451,9 +553,43 @@ def scramble_harness_task(
             "notes": notes,
             "outputs": {path: {} for path in files},
         }
+        if hub is not None:
+            manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
+        if harness == "lighteval":
+            from scrambled_bench.harness.exports.lighteval_variants import manifest_tasks
+
+            manifest["lighteval"] = manifest_tasks(tasks, hub)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return HarnessScrambleResult(out, rows, notes)
+    return HarnessScrambleResult(out, harness, rows, notes, hub, hint)
+
+
+def _write_task_files(
+    harness: str, tmp: Path, tasks: Sequence[Any], out: Path, types: Sequence[str], columns: Sequence[str],
+    seed: int, hub: HubData | None,
+) -> tuple[list[str], str]:  # fmt: skip
+    """Write the derived task files of ``harness`` into ``tmp``; their paths and the command that runs them."""
+    if harness == "lm-eval":
+        from scrambled_bench.harness.exports.lm_eval_variants import group_name, write_lm_eval_tasks
+
+        files = write_lm_eval_tasks(tmp / "lm_eval", tasks, out, types, columns=columns, seed=seed, hub=hub)
+        groups = ",".join(group_name(task.name) for task in tasks)
+        return files, (
+            f"lm_eval --include_path {out / 'lm_eval'} --tasks {groups} --log_samples --output_path OUT"
+        )
+    from scrambled_bench.harness.exports.lighteval_variants import run_hint, write_lighteval_tasks
+
+    files = write_lighteval_tasks(tmp / "lighteval")
+    return files, run_hint(out, tasks, types)
+
+
+def push_task_data(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> HubData:
+    """Upload one task's scrambled data (a ``scramble`` output) with ``scramble``'s own push; the repository
+    and the commit the upload made."""
+    pushed = push_scrambled(folder, repo_id, private=private, api=api)
+    if not pushed.commit:
+        raise ScrambledBenchError(f"--push {repo_id}: the Hub did not say which commit the upload made")
+    return HubData(repo_id, pushed.commit)

@@ -195,8 +195,19 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
     )
 
 
-def push_scrambled(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> str:
-    """Upload a scramble output (card, manifest, data) to the dataset repository ``repo_id``; its URL.
+@dataclass(frozen=True)
+class ScramblePush:
+    """Where a scramble output went: the dataset's URL and the commit the upload made (what derived harness
+    tasks pin, so that they read the very data pushed)."""
+
+    url: str
+    commit: str | None
+
+
+def push_scrambled(
+    folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None
+) -> ScramblePush:
+    """Upload a scramble output (card, manifest, data) to the dataset repository ``repo_id``.
 
     Files are checked against the manifest first; files under ``data/`` that the output does not have are
     deleted from the repository (a config dropped). Hub failures are one-line errors; the token is never
@@ -214,7 +225,7 @@ def push_scrambled(folder: Path, repo_id: str, *, private: bool = False, api: An
     except Exception as exc:  # noqa: BLE001
         raise hub_error("create", repo_id, exc) from None
     try:
-        api.upload_folder(
+        commit = api.upload_folder(
             repo_id=repo_id,
             folder_path=str(folder),
             repo_type="dataset",
@@ -224,4 +235,4 @@ def push_scrambled(folder: Path, repo_id: str, *, private: bool = False, api: An
         )
     except Exception as exc:  # noqa: BLE001
         raise hub_error("upload to", repo_id, exc) from None
-    return f"https://huggingface.co/datasets/{repo_id}"
+    return ScramblePush(f"https://huggingface.co/datasets/{repo_id}", getattr(commit, "oid", None))

@@ -26,8 +26,8 @@ DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
 def score(
     files: Annotated[list[Path] | None, typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file.")] = None,
     task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
-    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them.")] = None,
-    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details).")] = None,
+    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them; the variants of `scramble lm-eval:TASK` are paired with their canonical task.")] = None,
+    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details); the variants of `scramble lighteval:SPEC` are paired with their canonical task.")] = None,
     from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder; scrambled variants of other tasks (scrambled_bench/scrambled) are paired with their canonical task's run.")] = None,
     parser: ParserOption = ParserChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
@@ -70,6 +70,8 @@ def score(
         scrambled-bench score outputs/ --task qa --parser paper --confidence-level 0.95
 
         scrambled-bench score --from-lm-eval lm_eval_out/
+
+        scrambled-bench score --from-lighteval lighteval_out/
 
         scrambled-bench score --from-inspect logs/
     """

@@ -22,7 +22,7 @@ DemosChoice = choices_enum("DemosChoice", ["original", "scrambled"])
 
 
 def scramble(
-    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP.")],
+    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT.")],
     columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")],
     types: TypesOption = None,
     recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
@@ -38,6 +38,7 @@ def scramble(
     id_column: Annotated[str | None, option("--id-column", "Column whose value keys each row's scramble (default: the row's index in its split).")] = None,
     sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", min=0, max=100)] = None,
     include_path: Annotated[Path | None, option("--include-path", "lm-eval: a folder of your own task YAMLs (lm_eval --include_path).")] = None,
+    custom_tasks: Annotated[str | None, option("--custom-tasks", "lighteval: your custom-tasks file or module (lighteval --custom-tasks).")] = None,
     demos: Annotated[DemosChoice | None, option("--demos", "Harness tasks: the demonstrations' splits copied unchanged (original, the default) or scrambled too.")] = None,
 ) -> None:  # fmt: skip
     """Scramble text columns of any dataset: `<column>` scrambled, `<column>_original` beside it.
@@ -55,21 +56,31 @@ def scramble(
 
         scrambled-bench scramble lm-eval:arc_easy --columns question,choices.text --types kfl,rs50,sub --out arc-scrambled
 
-    A harness task (lm-eval:TASK or lm-eval:GROUP) is resolved through the harness's registry: its dataset is
-    scrambled into OUT/<task>/ and derived task files are written to OUT/lm_eval/, so that
-    `lm_eval --include_path OUT/lm_eval --tasks <task>_scrambled` runs the canonical task beside its variants.
+        scrambled-bench scramble 'lighteval:lighteval|arc:easy|0' --columns question --types kfl,rs50,sub --out arc-lighteval
+
+    A harness task (lm-eval:TASK or lm-eval:GROUP; lighteval:SUITE|TASK|FEWSHOT) is resolved through the
+    harness's registry: its dataset is scrambled into OUT/<task>/ and derived task files are written to
+    OUT/lm_eval/ (`lm_eval --include_path OUT/lm_eval --tasks <task>_scrambled` runs the canonical task beside
+    its variants) or OUT/lighteval/ (`--custom-tasks OUT/lighteval/scrambled_tasks.py`). With --push (one task)
+    the task files read the pushed Hub dataset at the commit the push made.
     """
     from scrambled_bench.builder.harness_tasks import harness_of
 
     if harness_of(source) is not None:
         _scramble_harness_task(
             source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming,
-            id_column, sample_rate, include_path, demos,
+            id_column, sample_rate, include_path, custom_tasks, demos, private,
         )  # fmt: skip
         return
-    for name, value in (("--include-path", include_path), ("--demos", demos)):
+    for name, value in (
+        ("--include-path", include_path),
+        ("--custom-tasks", custom_tasks),
+        ("--demos", demos),
+    ):
         if value is not None:
-            raise ScrambledBenchError(f"{name} applies to a harness task (lm-eval:TASK), not to a dataset")
+            raise ScrambledBenchError(
+                f"{name} applies to a harness task (lm-eval:TASK, lighteval:SPEC), not to a dataset"
+            )
     from scrambled_bench.builder.scramble import scramble_dataset
 
     result = scramble_dataset(
@@ -88,13 +99,14 @@ def scramble(
 
 def _scramble_harness_task(
     source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming, id_column,
-    sample_rate, include_path, demos,
+    sample_rate, include_path, custom_tasks, demos, private,
 ) -> None:  # fmt: skip
-    """``scramble lm-eval:TASK``: the dataset options a task's own config sets are refused, not ignored."""
+    """``scramble lm-eval:TASK`` / ``lighteval:SPEC``: the dataset options a task's own config sets are
+    refused, not ignored."""
     from scrambled_bench.builder.harness_tasks import scramble_harness_task
 
     for name, value in (
-        ("--push", push), ("--recipe", recipe), ("--split", split), ("--config", config),
+        ("--recipe", recipe), ("--split", split), ("--config", config),
         ("--revision", revision), ("--id-column", id_column), ("--sample-rate", sample_rate),
     ):  # fmt: skip
         if value is not None:
@@ -105,13 +117,12 @@ def _scramble_harness_task(
         raise ScrambledBenchError("--streaming does not apply to a harness task")
     result = scramble_harness_task(
         source, columns=split_names(columns) or [], types=split_names(types), out=out,
-        include_path=include_path, demos=demos.value if demos is not None else "original", seed=seed,
-        num_proc=num_proc,
+        include_path=include_path, custom_tasks=custom_tasks,
+        demos=demos.value if demos is not None else "original", seed=seed, num_proc=num_proc, push=push,
+        private=private,
     )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     tasks = ", ".join(result.rows)
-    typer.echo(
-        f"scrambled {source} ({tasks}) into {result.out}; run: lm_eval --include_path {result.out / 'lm_eval'} "
-        f"--tasks {','.join(name + '_scrambled' for name in result.rows)} --log_samples --output_path OUT"
-    )
+    pushed = f" and {result.hub.repo_id}@{result.hub.revision}" if result.hub is not None else ""
+    typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}; run: {result.run_hint}")

@@ -35,6 +35,7 @@ MODULES = _all_modules()
 OPTIONAL = {
     "scrambled_bench.harness.exports.lighteval_tasks": "lighteval",
     "scrambled_bench.harness.exports.lighteval_cli": "lighteval",
+    "scrambled_bench.builder.lighteval_source": "lighteval",
     "scrambled_bench.harness.exports.inspect_tasks": "inspect_ai",
     "scrambled_bench.harness.exports.inspect_scrambled": "inspect_ai",
 }

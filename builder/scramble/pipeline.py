@@ -151,7 +151,7 @@ def scramble_dataset(
         )
         url = None
         if push is not None:
-            url = push_scrambled(tmp, push, private=private, api=api)
+            url = push_scrambled(tmp, push, private=private, api=api).url
         if out is not None:
             swap_into_place(tmp, out)
         else:

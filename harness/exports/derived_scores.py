@@ -1,4 +1,6 @@
-"""``score --from-lm-eval`` on derived tasks: each scrambled variant against its canonical task.
+"""``score --from-lm-eval`` (and ``--from-lighteval``) on derived tasks: each scrambled variant against its
+canonical task. :func:`pair_variants` is the one comparison; lighteval's output is read by
+``harness.exports.lighteval_variants``.
 
 lm-eval's results file names every task it ran with its config; a derived task
 (``harness.exports.lm_eval_variants``) carries ``metadata.canonical_task`` and ``metadata.scramble_type``.
@@ -17,7 +19,7 @@ Every value is a fraction, as in results.json.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,27 +125,58 @@ def score_derived(
             )
         configs = results.get("configs") or {}
         means = _mean_metrics(configs.get(canonical) or {})
-        logged = {task: logged_scores(samples[task]) for task in needed}
-        entry: dict[str, Any] = {"task": canonical, "metrics": {}, "types": {}}
-        for key in logged[canonical]:
-            entry["metrics"][key] = _harness_value(results, canonical, key)
-        for scramble_type, task in variants.items():
-            metrics: dict[str, Any] = {}
-            for key, scores in logged[task].items():
-                metrics[key] = _harness_value(results, task, key)
-                if key.partition(",")[0] not in means or key not in logged[canonical]:
-                    metrics[key]["note"] = "not a mean of per-document scores: no paired difference"
-                    continue
-                where = f"{task} against {canonical}"
-                try:
-                    metrics[key].update(paired_difference(logged[canonical][key], scores, settings))
-                    sub_task = variants.get(SUB)
-                    if sub_task is not None and scramble_type != SUB and key in logged[sub_task]:
-                        gain = rpg(logged[canonical][key], scores, logged[sub_task][key], settings)
-                        if gain is not None:
-                            metrics[key]["relative_performance_gain"] = gain
-                except ScrambledBenchError as exc:
-                    raise ScrambledBenchError(f"{where}, {key}: {exc}") from None
-            entry["types"][scramble_type] = {"task": task, "metrics": metrics}
-        section[canonical] = entry
+        section[canonical] = pair_variants(
+            canonical,
+            variants,
+            {task: logged_scores(samples[task]) for task in needed},
+            lambda task, key: _harness_value(results, task, key),
+            lambda key, means=means: key.partition(",")[0] in means,
+            settings,
+        )
     return section
+
+
+def pair_variants(
+    canonical: str,
+    variants: Mapping[str, str],
+    logged: Mapping[str, Mapping[str, Mapping[Any, DocScore]]],
+    value_of: Callable[[str, str], dict[str, Any]],
+    pairable: Callable[[str], bool],
+    settings: CompareSettings,
+) -> dict[str, Any]:
+    """One canonical task's entry of ``scrambled_tasks``, whichever harness logged it: its metrics and, per
+    type, the variant's, each with its paired difference where ``pairable(metric)`` (a mean of per-document
+    scores) and RPG where ``sub`` ran (0/1 metrics).
+
+    ``logged`` maps each task to metric -> document id -> :class:`DocScore`; ``value_of(task, metric)`` is
+    the harness's own record of the metric (``value``, ``stderr``, ``n``).
+
+    >>> from scrambled_bench.harness.paired import CompareSettings
+    >>> logged = {"t": {"acc": {0: DocScore(1.0, "A"), 1: DocScore(1.0, "B")}},
+    ...           "t_kfl": {"acc": {0: DocScore(0.0, "A"), 1: DocScore(1.0, "B")}}}
+    >>> entry = pair_variants("t", {"kfl": "t_kfl"}, logged, lambda task, m: {"value": None},
+    ...                       lambda m: True, CompareSettings(n_resamples=50))
+    >>> entry["types"]["kfl"]["metrics"]["acc"]["difference"], entry["types"]["kfl"]["metrics"]["acc"]["n_paired"]
+    (-0.5, 2)
+    """
+    entry: dict[str, Any] = {"task": canonical, "metrics": {}, "types": {}}
+    for key in logged[canonical]:
+        entry["metrics"][key] = value_of(canonical, key)
+    for scramble_type, task in variants.items():
+        metrics: dict[str, Any] = {}
+        for key, scores in logged[task].items():
+            metrics[key] = value_of(task, key)
+            if not pairable(key) or key not in logged[canonical]:
+                metrics[key]["note"] = "not a mean of per-document scores: no paired difference"
+                continue
+            try:
+                metrics[key].update(paired_difference(logged[canonical][key], scores, settings))
+                sub_task = variants.get(SUB)
+                if sub_task is not None and scramble_type != SUB and key in logged[sub_task]:
+                    gain = rpg(logged[canonical][key], scores, logged[sub_task][key], settings)
+                    if gain is not None:
+                        metrics[key]["relative_performance_gain"] = gain
+            except ScrambledBenchError as exc:
+                raise ScrambledBenchError(f"{task} against {canonical}, {key}: {exc}") from None
+        entry["types"][scramble_type] = {"task": task, "metrics": metrics}
+    return entry

@@ -2,7 +2,7 @@
 
 Per (task, type) one YAML ``include``s the canonical task's own YAML by absolute path, so its prompts,
 filters, metrics and ``!function`` hooks stay the task's own, and overrides only the dataset (the scrambled
-folder and the type's config), the name ``<task>_<type>``, the tag ``scrambled_bench_<type>`` and
+folder and the type's config; after ``--push`` the Hub dataset at the pushed commit), the name ``<task>_<type>``, the tag ``scrambled_bench_<type>`` and
 ``metadata``. lm-eval merges an ``include`` shallowly, so ``metadata`` is the canonical task's own (its
 ``version`` included) plus what marks a derived task: ``canonical_task``, ``scramble_type``, ``seed``,
 ``columns`` and ``scrambled_bench_version``. A group ``<task>_scrambled`` holds the canonical task and its
@@ -45,17 +45,22 @@ def variant_config(
     canonical_yaml: Path,
     task: str,
     canonical_metadata: Mapping[str, Any],
-    data_folder: Path,
+    data_folder: Path | str,
     scramble_type: str,
     *,
     columns: Sequence[str],
     seed: int,
+    revision: str | None = None,
 ) -> dict[str, Any]:
-    """The YAML of one derived task, as a dict.
+    """The YAML of one derived task, as a dict: its data in ``data_folder`` (a folder, or a Hub dataset id
+    read at the commit ``revision``).
 
     >>> config = variant_config(Path("/t/arc.yaml"), "arc", {"version": 1.0}, Path("/o/arc"), "kfl", columns=["q"], seed=0)
     >>> config["include"], config["task"], config["dataset_path"], config["dataset_name"], config["metadata"]["version"]
     ('/t/arc.yaml', 'arc_kfl', '/o/arc', 'kfl', 1.0)
+    >>> pushed = variant_config(Path("/t/arc.yaml"), "arc", {}, "org/arc-scr", "kfl", columns=["q"], seed=0, revision="9f3c")
+    >>> pushed["dataset_path"], pushed["dataset_kwargs"]
+    ('org/arc-scr', {'revision': '9f3c'})
     """
     from scrambled_bench import __version__
 
@@ -65,7 +70,7 @@ def variant_config(
         "tag": [TAG_PREFIX + scramble_type],
         "dataset_path": str(data_folder),
         "dataset_name": scramble_type,
-        "dataset_kwargs": {},
+        "dataset_kwargs": {} if revision is None else {"revision": revision},
         "metadata": {
             **dict(canonical_metadata),
             DERIVED_KEY: task,
@@ -91,9 +96,11 @@ def write_lm_eval_tasks(
     *,
     columns: Sequence[str],
     seed: int,
+    hub: Any | None = None,
 ) -> list[str]:
     """Write the derived task files of ``tasks`` (``builder.harness_tasks.CanonicalTask``) into ``folder``,
-    their data read from ``out/<task>``; the files' paths relative to ``folder``'s parent."""
+    their data read from ``out/<task>`` or, after ``--push``, from ``hub`` (``builder.harness_tasks.HubData``:
+    the dataset id at the pushed commit); the files' paths relative to ``folder``'s parent."""
     import yaml
 
     written = []
@@ -105,8 +112,8 @@ def write_lm_eval_tasks(
             files[task.name] = {"include": str(task.yaml_path)}
         for scramble_type in types:
             files[variant_name(task.name, scramble_type)] = variant_config(
-                task.yaml_path, task.name, task.metadata, out / task.name, scramble_type,
-                columns=columns, seed=seed,
+                task.yaml_path, task.name, task.metadata, hub.repo_id if hub else out / task.name,
+                scramble_type, columns=columns, seed=seed, revision=hub.revision if hub else None,
             )  # fmt: skip
         files[group_name(task.name)] = {
             "group": group_name(task.name),
