@@ -29,7 +29,11 @@ MANIFEST_KIND = "scramble"
 def command_line(
     source, columns, types, recipe, out, push, splits, config, revision, seed, id_column, sample_rate
 ) -> str:
-    """The command that makes this output (for the card), reconstructed from the arguments."""
+    """The command that makes this output (for the card), reconstructed from the arguments.
+
+    >>> command_line("rows.jsonl", ["text"], ["kfl"], None, "out", None, None, None, None, 0, None, None)
+    'scrambled-bench scramble rows.jsonl --columns text --types kfl --out out --seed 0'
+    """
     parts = ["scrambled-bench", "scramble", source, "--columns", ",".join(columns)]
     parts += ["--recipe", recipe] if recipe else ["--types", ",".join(types or [])]
     for option, value in (

@@ -33,6 +33,13 @@ class ShardWriter:
 
     Files are written as ``{split}-{index:05d}.parquet.partial`` and named ``{split}-{index:05d}-of-{count:05d}.parquet``
     once the count is known (:meth:`close`).
+
+    >>> import tempfile, pyarrow as pa
+    >>> table = pa.table({"text": [str(n) for n in range(5)]})
+    >>> writer = ShardWriter(Path(tempfile.mkdtemp()), "test", table.schema, rows_per_group=2, rows_per_shard=4)
+    >>> writer.write(table)
+    >>> [(path.name, rows) for path, rows in writer.close()]
+    [('test-00000-of-00002.parquet', 4), ('test-00001-of-00002.parquet', 1)]
     """
 
     def __init__(self, folder: Path, split: str, schema: Any, *, rows_per_group: int, rows_per_shard: int):
