@@ -50,7 +50,7 @@ def expand_bare_paper(argv: Sequence[str]) -> list[str]:
 
 
 def report(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (a results.json, or a probe run's probe.json), one row group per model.")],
+    runs: Annotated[list[Path] | None, typer.Argument(help="Run folders (a results.json, or a probe run's probe.json), one row group per model.", show_default=False)] = None,
     fmt: Annotated[FormatChoice, option("--format", "Table format; html is one self-contained page with figures and settings.")] = FormatChoice.markdown,
     output: Annotated[Path | None, option("--output", "Write the report to this file instead of stdout.")] = None,
     ci: Annotated[bool, option("--ci", "Show each score's interval beside it (Wilson for Acc, BCa bootstrap for ED, RR, RPG); each table notes their level and method.")] = False,
@@ -67,6 +67,8 @@ def report(
     model_card_results: Annotated[str | None, option("--model-card-results", "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.", show_default=False)] = None,
     benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
     allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
+    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Instead of run folders: an lm_eval --output_path folder of tasks made by `scramble lm-eval:TASK` (run with --log_samples): per task, the score per type with the paired differences; html adds logged prompts, original beside scrambled.", show_default=False)] = None,
+    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder of tasks made by `scramble lighteval:SPEC` (run with --save-details).", show_default=False)] = None,
 ) -> None:  # fmt: skip
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
@@ -81,6 +83,8 @@ def report(
       scrambled-bench report runs/* --paper --compare --format html -o report.html
 
       scrambled-bench report runs/my-run --push my-org/scrambled-bench-results
+
+      scrambled-bench report --from-lm-eval lm-out --format html -o arc-scrambled.html
     """
     from scrambled_bench.harness.report.build import ReportOptions, build_report
 
@@ -101,5 +105,7 @@ def report(
         model_card_results=model_card_results,
         benchmark=benchmark,
         allow_incomplete=allow_incomplete,
+        from_lm_eval=from_lm_eval,
+        from_lighteval=from_lighteval,
     )
-    build_report(runs, options, emit=typer.echo, notify=lambda line: typer.echo(line, err=True))
+    build_report(runs or [], options, emit=typer.echo, notify=lambda line: typer.echo(line, err=True))

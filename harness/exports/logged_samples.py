@@ -326,7 +326,7 @@ def score_harness_output(
     }
     # derived tasks of `scramble lm-eval:TASK` / `lighteval:SPEC` (a `scrambled_tasks` section); the bench's own configs where
     # the folder logs them too, or where it holds nothing else (then their reader names what is missing)
-    derived = _scrambled_tasks(source, folder, settings) if folder.is_dir() else {}
+    derived = scrambled_tasks_section(source, folder, settings) if folder.is_dir() else {}
     layout = {"lm-eval": LM_EVAL_LOGS, "lighteval": LIGHTEVAL_LOGS}.get(source)
     if not derived or (layout is not None and exported_logs(folder.rglob(layout.glob), layout.pattern)):
         logs = SOURCES[source](folder, settings)
@@ -339,7 +339,7 @@ def score_harness_output(
     return document
 
 
-def _scrambled_tasks(source: str, folder: Path, settings: CompareSettings) -> dict[str, Any]:
+def scrambled_tasks_section(source: str, folder: Path, settings: CompareSettings) -> dict[str, Any]:
     """The ``scrambled_tasks`` section of an lm-eval folder (``harness.exports.derived_scores``) or a
     lighteval one (``harness.exports.lighteval_variants``): empty where its results name no derived task
     (Inspect's wrapped tasks come with its logs)."""

@@ -42,6 +42,22 @@ class ReportOptions:
     model_card_results: str | None = None
     benchmark: str | None = None
     allow_incomplete: bool = False
+    from_lm_eval: Path | None = None
+    """An lm-eval ``--output_path`` folder of derived tasks (``scramble lm-eval:TASK``) to report instead of runs."""
+    from_lighteval: Path | None = None
+    """The same for a lighteval ``--output-dir`` folder (``scramble lighteval:SPEC``)."""
+
+    @property
+    def harness_folder(self) -> tuple[str, Path] | None:
+        """(harness, folder) where a harness's output folder is reported instead of run folders."""
+        given = [
+            (name, path)
+            for name, path in (("lm-eval", self.from_lm_eval), ("lighteval", self.from_lighteval))
+            if path
+        ]
+        if len(given) > 1:
+            raise ScrambledBenchError("give --from-lm-eval or --from-lighteval, not both")
+        return given[0] if given else None
 
     @property
     def interval_settings(self) -> dict[str, Any]:
@@ -76,6 +92,9 @@ def build_report(
     from scrambled_bench.hub import check_repo_id
     from scrambled_bench.probing.report import split_probe_runs
 
+    if options.harness_folder is not None:
+        _report_harness_folder(paths, options, emit, notify)
+        return
     for value, flag in (
         (options.push, "--push"),
         (options.model_card_results, "--model-card-results"),
@@ -91,6 +110,8 @@ def build_report(
             f"{', '.join(given)} set(s) the intervals that --ci, --compare, --plot and --format html show; "
             "add one of them"
         )
+    if not paths:
+        raise ScrambledBenchError("give run folders to report (or --from-lm-eval / --from-lighteval DIR)")
     probes, runs = split_probe_runs(list(paths))
     if given and options.shows_intervals and probes:
         raise ScrambledBenchError(
@@ -123,6 +144,57 @@ def build_report(
         for path in _plot(loaded, probes, options, references, sizes):
             notify(f"wrote {path}")
     _publish(loaded, options, notify)
+
+
+RUN_ONLY_OPTIONS = {
+    "paper": "--paper",
+    "plot": "--plot",
+    "compare": "--compare",
+    "push": "--push",
+    "model_card_results": "--model-card-results",
+    "benchmark": "--benchmark",
+    "reader": "--parser",
+    "ci": "--ci",
+    "allow_incomplete": "--allow-incomplete",
+}
+"""Options about run folders, refused beside a harness's folder (whose tables always show their intervals)."""
+
+
+def _report_harness_folder(
+    paths: Sequence[Path], options: ReportOptions, emit: Callable[[str], None], notify: Callable[[str], None]
+) -> None:
+    """``--from-lm-eval`` / ``--from-lighteval``: the derived tasks' paired tables, and in HTML their logged
+    instances, original beside scrambled."""
+    from scrambled_bench.harness.report.derived import HARNESS_OPTIONS, derived_report
+    from scrambled_bench.harness.report.render import RENDERERS, render_html
+
+    source, folder = options.harness_folder  # type: ignore[misc]
+    flag = HARNESS_OPTIONS[source]
+    if paths:
+        raise ScrambledBenchError(f"give run folders or {flag} DIR, not both")
+    if options.params:
+        raise ScrambledBenchError(f"--params applies to run folders, not to {flag}")
+    for name, option in RUN_ONLY_OPTIONS.items():
+        if getattr(options, name) not in (None, False):
+            raise ScrambledBenchError(f"{option} applies to run folders, not to {flag}")
+    tables, instances = derived_report(
+        source,
+        Path(folder),
+        confidence_level=options.confidence_level if options.confidence_level is not None else 0.95,
+        n_resamples=options.n_resamples if options.n_resamples is not None else 1000,
+        seed=options.seed if options.seed is not None else 0,
+    )
+    if options.fmt == "html":
+        text = render_html(tables, instances=instances, title=f"Scrambled variants in {folder}")
+    else:
+        text = RENDERERS[options.fmt](tables)
+    if options.output is not None:
+        from scrambled_bench.io import atomic_write_text
+
+        atomic_write_text(options.output, text)
+        notify(f"wrote {options.output}")
+    else:
+        emit(text)
 
 
 def _report_text(loaded: list, probes: dict, options: ReportOptions, references: list, sizes: Any) -> str:

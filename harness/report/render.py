@@ -6,8 +6,12 @@ import csv
 import html
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from scrambled_bench.harness.report.tables import ReportTable
+
+if TYPE_CHECKING:
+    from scrambled_bench.harness.report.derived import InstancePair
 
 
 def render_markdown(tables: Sequence[ReportTable]) -> str:
@@ -77,6 +81,9 @@ ul.notes{font-size:0.9em;color:#444}
 figure.plot{margin:1em 0}
 figure.plot svg{max-width:100%;height:auto}
 table.settings td{text-align:left;font-family:ui-monospace,monospace;font-size:0.85em}
+td.prompt{text-align:left;white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.8em;
+vertical-align:top;max-width:40em}
+mark{background:#ffe08a}
 """
 """The page's one stylesheet: inline, so the file needs nothing beside it."""
 
@@ -109,11 +116,13 @@ def render_html(
     figures: Sequence[tuple[str, str, str]] = (),
     comparison: Sequence[ReportTable] = (),
     runs: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
+    instances: Sequence[InstancePair] = (),
     title: str = "Scrambled Bench report",
 ) -> str:
     """One self-contained HTML page, every text escaped: the tables (captions and footnotes with them), the
-    ``figures`` as inline SVG (name, title, SVG text), the ``comparison`` tables and, per run, its settings
-    and fingerprints (label, (name, value) pairs). No script, no file or address outside the page.
+    ``figures`` as inline SVG (name, title, SVG text), the ``comparison`` tables, per run its settings
+    and fingerprints (label, (name, value) pairs), and logged ``instances`` of scrambled variants beside the
+    originals (``report --from-lm-eval``). No script, no file or address outside the page.
 
     >>> page = render_html([ReportTable("t", "T", ["model"], [["a<b"], ["GPT-4 (paper)"]])])
     >>> page.startswith("<!doctype html>"), "<td>a&lt;b</td>" in page, "<tr class='paper'>" in page
@@ -138,6 +147,12 @@ def render_html(
             )
             body += f"<section class='run'><h3>{html.escape(label)}</h3><table class='settings'>{rows}</table></section>"
         sections.append(("runs", "Runs: settings and fingerprints", body))
+    if instances:
+        from scrambled_bench.harness.report.derived import render_instances
+
+        sections.append(
+            ("instances", "Logged instances: original and scrambled", render_instances(instances))
+        )
     nav = "".join(f"<a href='#{key}'>{html.escape(name)}</a>" for key, name, _ in sections)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from derived_report import check_derived_report
 from lighteval_canonical import write_canonical_task
 from test_harness_tasks_lm_eval import _check_words
 
@@ -152,3 +153,6 @@ def test_scrambled_variants_run_by_lighteval_and_scored_in_pairs(
         assert len(metric["ci"]) == 2 and metric["method"].startswith("paired bootstrap")
         assert 0.0 <= metric["mcnemar_p"] <= 1.0
         assert ("relative_performance_gain" in metric) == (scramble_type != "sub")
+
+    # --- report --from-lighteval: the same numbers as tables, and the logged prompts side by side --------
+    check_derived_report(main, capsys, "--from-lighteval", light_out, section, tmp_path)

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from derived_report import check_derived_report
 from lm_eval_canonical import write_canonical_task
 
 from scrambled_bench.evaluate_cli.main import main
@@ -159,3 +160,6 @@ def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
         assert len(metric["ci"]) == 2 and metric["method"].startswith("paired bootstrap")
         assert 0.0 <= metric["mcnemar_p"] <= 1.0
         assert ("relative_performance_gain" in metric) == (scramble_type != "sub")
+
+    # --- report --from-lm-eval: the same numbers as tables, and the logged prompts side by side ----------
+    check_derived_report(main, capsys, "--from-lm-eval", lm_out, section, tmp_path)
