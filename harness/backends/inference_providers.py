@@ -11,23 +11,30 @@ import asyncio
 import os
 from typing import Any
 
-from pydantic import Field
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
-from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest
+from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest, backend_option
 from scrambled_bench.harness.backends.decoding import text_generation_parameters
 from scrambled_bench.harness.backends.tgi import InferenceClientBackend, install_async_client
 from scrambled_bench.redaction import redact
 
 
 class InferenceProvidersConfig(BackendConfig):
-    model: str = Field(description="a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct")
-    provider: str | None = Field(
-        None, description="an Inference Provider (together, novita...; default auto)"
+    model: str = backend_option(
+        description="a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct", identity=True, flag=True
     )
-    api_key: str | None = Field(
-        None, description="a Hugging Face token (default: HF_TOKEN); never written anywhere"
+    provider: str | None = backend_option(
+        None,
+        description="an Inference Provider (together, novita...; default auto)",
+        identity=True,
+        flag=True,
+    )
+    api_key: str | None = backend_option(
+        None,
+        description="a Hugging Face token (default: HF_TOKEN); never written anywhere",
+        identity=False,
+        flag=True,
+        secret=True,
     )
 
 
