@@ -33,7 +33,7 @@ PROMPT_MODES = ("chat", "completion")
 # the run's identity (its folder). Selection: it picks the configs, the sample limit or the data, and enters
 # the identity as what it resolves to (the configs' names, the limit in force, the hashes of the data files it reads),
 # so `--types rs20,kf` and `--types rs20 --types kf`, or the same build at two paths, are the same run.
-# Backend: the backend's options, which its config marks. Secret: never written anywhere.
+# Backend: the backend's options, which its config marks identity or secret (never written anywhere).
 IDENTITY = {"identity": True, "selection": False, "backend": False}
 SELECTION = {"identity": False, "selection": True, "backend": False}
 BACKEND = {"identity": False, "selection": False, "backend": True}
@@ -41,9 +41,10 @@ PLAIN = {"identity": False, "selection": False, "backend": False}
 """Neither: how intervals are computed; recomputed from the samples, never part of the folder."""
 
 ALWAYS_RECORDED = ("base_url", "provider", "api_key", "n_ctx")
-"""The backend options that had fields of their own here before the backends' configs declared them: every
-run's config.json records them, as None where not given, and the identity ones among them are hashed so
-(``None`` where not given, whatever the backend), so that every existing run folder keeps its name."""
+"""The backend options that were fields of ``RunSettings`` before each backend's config declared its own.
+config.json's settings record each, None where not given; the identity ones among them (``base_url``,
+``provider``, ``n_ctx``) enter every run's hash, None where not given, whatever the backend, so that every
+run folder made before keeps its name. Every other option enters the hash only where given."""
 
 
 @dataclass(frozen=True)
