@@ -96,25 +96,27 @@ OPTION_MARKS = ("identity", "flag", "secret")
 
 
 def backend_option(
-    default: Any = ...,
-    *,
+    default: Any,
     description: str,
+    *,
     identity: bool,
     flag: bool = False,
     secret: bool = False,
     **constraints: Any,
 ) -> Any:
-    """A backend config's field: a pydantic ``Field`` marked with what the option is to a run.
+    """A backend config's field: a pydantic ``Field`` (``...`` as the default: required) with its
+    description, marked with what the option is to a run.
 
     ``identity``: the option can change the numbers (which requests are sent or what comes back: a model,
     a context window, fp16 on a GPU, a batch's padding), so, where given, it enters the hash that names the
     run folder; an option that cannot (threads, timeouts) is not, and changing it resumes the same run.
     ``flag``: ``run`` has a flag of its own for it (``--n-ctx``); the others are reached with
     ``--backend-option KEY=VALUE``. ``secret``: never written anywhere (config.json records only whether
-    it was given).
+    it was given). A config lists its options as a table, one per line (``# fmt: skip``), as a command
+    lists its flags.
 
     >>> class Config(BackendConfig):
-    ...     batch_size: int = backend_option(8, ge=1, description="a batch", identity=True)
+    ...     batch_size: int = backend_option(8, "a batch", ge=1, identity=True)
     >>> option_marks(Config.model_fields["batch_size"])
     {'identity': True, 'flag': False, 'secret': False}
     """
@@ -139,9 +141,7 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    request_timeout: float = backend_option(
-        120.0, gt=0, description="seconds before one attempt is abandoned", identity=False, flag=True
-    )
+    request_timeout: float = backend_option(120.0, "seconds before one attempt is abandoned", gt=0, identity=False, flag=True)  # fmt: skip
     """Network clients pass it to their HTTP client; the engine enforces it for every backend. It is the
     engine's setting (``EngineSettings.request_timeout``, ``--request-timeout``), never a ``--backend-option``."""
 
@@ -149,16 +149,8 @@ class BackendConfig(BaseModel):
 class EndpointConfig(BackendConfig):
     """A backend that talks to a server at ``base_url`` (an http(s) URL)."""
 
-    base_url: str = backend_option(
-        description="the server's URL, e.g. http://127.0.0.1:8080", identity=True, flag=True
-    )
-    api_key: str | None = backend_option(
-        None,
-        description="the key the endpoint wants; never written anywhere",
-        identity=False,
-        flag=True,
-        secret=True,
-    )
+    base_url: str = backend_option(..., "the server's URL, e.g. http://127.0.0.1:8080", identity=True, flag=True)  # fmt: skip
+    api_key: str | None = backend_option(None, "the key the endpoint wants; never written anywhere", identity=False, flag=True, secret=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

@@ -20,22 +20,9 @@ from scrambled_bench.redaction import redact
 
 
 class InferenceProvidersConfig(BackendConfig):
-    model: str = backend_option(
-        description="a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct", identity=True, flag=True
-    )
-    provider: str | None = backend_option(
-        None,
-        description="an Inference Provider (together, novita...; default auto)",
-        identity=True,
-        flag=True,
-    )
-    api_key: str | None = backend_option(
-        None,
-        description="a Hugging Face token (default: HF_TOKEN); never written anywhere",
-        identity=False,
-        flag=True,
-        secret=True,
-    )
+    model: str = backend_option(..., "a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct", identity=True, flag=True)  # fmt: skip
+    provider: str | None = backend_option(None, "an Inference Provider (together, novita...; default auto)", identity=True, flag=True)  # fmt: skip
+    api_key: str | None = backend_option(None, "a Hugging Face token (default: HF_TOKEN); never written anywhere", identity=False, flag=True, secret=True)  # fmt: skip
 
 
 class InferenceProvidersBackend(InferenceClientBackend):

@@ -79,22 +79,10 @@ def _retrieve_outcome(future: asyncio.Future[Any]) -> None:
 
 
 class LlamaCppConfig(BackendConfig):
-    model: str | None = backend_option(
-        None,
-        description="a .gguf file (default: the embedded SmolLM2-135M-Instruct)",
-        identity=True,
-        flag=True,
-    )
-    n_ctx: int | None = backend_option(
-        None,
-        ge=16,
-        description="the context window in tokens (default: the model's own); longer prompts are counted skips",
-        identity=True,  # which prompts are skipped as too long
-        flag=True,
-    )
-    n_threads: int | None = backend_option(
-        None, ge=1, description="CPU threads (default: every core of a small machine)", identity=False
-    )
+    model: str | None = backend_option(None, "a .gguf file (default: the embedded SmolLM2-135M-Instruct)", identity=True, flag=True)  # fmt: skip
+    # identity: it decides which prompts are skipped as too long
+    n_ctx: int | None = backend_option(None, "the context window in tokens (default: the model's own); longer prompts are counted skips", ge=16, identity=True, flag=True)  # fmt: skip
+    n_threads: int | None = backend_option(None, "CPU threads (default: every core of a small machine)", ge=1, identity=False)  # fmt: skip
 
 
 class LlamaCppBackend(Backend):

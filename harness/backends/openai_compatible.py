@@ -41,7 +41,7 @@ HEALTH_TIMEOUT_SECONDS = 10.0
 
 
 class OpenAIConfig(EndpointConfig):
-    model: str = backend_option(description="the name the server serves it under", identity=True, flag=True)
+    model: str = backend_option(..., "the name the server serves it under", identity=True, flag=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

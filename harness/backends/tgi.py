@@ -213,12 +213,7 @@ class InferenceClientBackend(Backend):
 
 
 class TGIConfig(EndpointConfig):
-    model: str | None = backend_option(
-        None,
-        description="the model the server must be serving (default: what /info says)",
-        identity=True,
-        flag=True,
-    )
+    model: str | None = backend_option(None, "the model the server must be serving (default: what /info says)", identity=True, flag=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

@@ -104,20 +104,11 @@ class _Pending:
 
 
 class TransformersConfig(BackendConfig):
-    model: str = backend_option(
-        description="a Hub id, a local folder or a .gguf file", identity=True, flag=True
-    )
-    batch_size: int = backend_option(
-        8,
-        ge=1,
-        description="requests decoded together in one generate() call (--concurrency caps it)",
-        identity=True,  # left padding within a batch can change a greedy answer
-    )
-    device: str | None = backend_option(
-        None,
-        description="cpu, cuda, cuda:1... (default: cuda where there is one, in float16)",
-        identity=True,  # float16 on CUDA, float32 on CPU
-    )
+    model: str = backend_option(..., "a Hub id, a local folder or a .gguf file", identity=True, flag=True)  # fmt: skip
+    # identity: left padding within a batch can change a greedy answer
+    batch_size: int = backend_option(8, "requests decoded together in one generate() call (--concurrency caps it)", ge=1, identity=True)  # fmt: skip
+    # identity: float16 on CUDA, float32 on CPU
+    device: str | None = backend_option(None, "cpu, cuda, cuda:1... (default: cuda where there is one, in float16)", identity=True)  # fmt: skip
 
 
 class TransformersBackend(Backend):

@@ -4,8 +4,6 @@ device; bad options as one-line errors."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
@@ -16,18 +14,13 @@ from scrambled_bench.evaluate_cli.main import app, main
 from scrambled_bench.harness.backends import BACKENDS, ENGINE_OPTIONS, backend_options, option_name
 from scrambled_bench.harness.backends.base import option_marks
 
-TINY_BUILD = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_build"
-
-
-def _cli(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
+TINY_BUILD = Path(__file__).parents[1] / "fixtures" / "tiny_build"
 
 
 @pytest.mark.slow
-def test_transformers_runs_with_the_batch_size_and_device_given(smollm2_gguf: Path, tmp_path: Path) -> None:
+def test_transformers_runs_with_the_batch_size_and_device_given(
+    smollm2_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("torch", reason="the transformers backend needs torch")
     pytest.importorskip("gguf", reason="loading a GGUF into transformers needs the gguf package")
     run_dir = tmp_path / "run"
@@ -37,8 +30,7 @@ def test_transformers_runs_with_the_batch_size_and_device_given(smollm2_gguf: Pa
         "--data", str(TINY_BUILD), "--tasks", "scrqa", "--types", "rs50", "--datasets", "realtimeqa",
         "--limit", "2", "--max-new-tokens", "4", "--n-resamples", "20", "--no-progress", "--run-dir", str(run_dir),
     ]  # fmt: skip
-    code, _out, err = _cli(args)
-    assert code == 0, err
+    assert main(args) == 0, capsys.readouterr().err
     config = json.loads((run_dir / "config.json").read_text())
     assert config["backend_options"] == {
         "request_timeout": 120.0,
@@ -83,16 +75,18 @@ def test_transformers_runs_with_the_batch_size_and_device_given(smollm2_gguf: Pa
         (["--backend-option", "request_timeout=5"], "request_timeout is the engine's setting"),
     ],
 )
-def test_a_bad_backend_option_is_one_line_and_exit_2(args: list[str], message: str) -> None:
-    code, _out, err = _cli(["run", "--data", str(TINY_BUILD), "--no-progress", *args])
+def test_a_bad_backend_option_is_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", "--data", str(TINY_BUILD), "--no-progress", *args])
+    err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
 
 
-def test_help_lists_every_backends_options_from_their_configs() -> None:
-    code, out, _err = _cli(["run", "--help"])
-    assert code == 0
-    text = " ".join(out.split())
+def test_help_lists_every_backends_options_from_their_configs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
     for kind in BACKENDS:
         for how, about in backend_options(kind).items():
             assert f"{how}: {' '.join(about.split())}" in text, how
