@@ -52,9 +52,14 @@ class BuildAnnouncer:
     def __enter__(self) -> BuildAnnouncer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
+        """Stop the bar, if one was started (again: nothing)."""
         if self.bar is not None:
             self.bar.stop()
+            self.bar = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def console(*, stderr: bool = False) -> Console:

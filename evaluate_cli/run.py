@@ -1,13 +1,14 @@
 """``run``: evaluate one model on a suite of Scrambled Bench tasks, resumably.
 
 The command parses options into :class:`~scrambled_bench.harness.settings.RunSettings` and
-:class:`~scrambled_bench.harness.engine.EngineSettings` and calls the harness
-(:mod:`scrambled_bench.harness.evaluate`), the same functions a Python user calls.
+:class:`~scrambled_bench.harness.engine.EngineSettings` and calls
+:func:`~scrambled_bench.harness.evaluate.evaluate_model`, the function a Python user calls, with
+callbacks that print. A backend's options are its config's fields: the common ones have flags here, every
+one is reached by ``--backend-option KEY=VALUE``, and the epilog lists them from the configs.
 """
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,14 +27,21 @@ from scrambled_bench.evaluate_cli.options import (
     TypesOption,
     option,
 )
-from scrambled_bench.harness.backends import backends_help
+from scrambled_bench.harness.backends import backend_options_help, backends_help
 from scrambled_bench.harness.settings import DEFAULT_DATA
 from scrambled_bench.harness.suites import suites_help
 from scrambled_bench.harness.tasks import DATASETS, TASKS
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
-#: the backends and suites, listed from their registries under the options of ``run --help``
-EPILOG = "\b\nBackends:\n" + backends_help() + "\n\n\b\nSuites:\n" + suites_help()
+#: the backends, their options and the suites, listed from their registries under the options of ``run --help``
+EPILOG = (
+    "\b\nBackends:\n"
+    + backends_help()
+    + "\n\n\b\nBackend options (a flag, or --backend-option KEY=VALUE, repeatable):\n\n"
+    + backend_options_help()
+    + "\n\n\b\nSuites:\n"
+    + suites_help()
+)
 #: the datasets and tasks that --datasets and --tasks select from, listed from their registries
 DATASETS_HELP = f"Only these datasets: {', '.join(DATASETS)} (repeat or comma-separate)."
 TASKS_HELP = f"Only these tasks: {', '.join(TASKS)}."
@@ -46,6 +54,7 @@ def run(
     base_url: Annotated[str | None, option("--base-url", "Server URL for openai / tgi, e.g. http://127.0.0.1:8080/v1.")] = None,
     api_key: Annotated[str | None, option("--api-key", "API key (else OPENAI_API_KEY or HF_TOKEN); never written anywhere.", show_default=False)] = None,
     provider: Annotated[str | None, option("--provider", "Inference Provider for --backend hf (e.g. together).")] = None,
+    backend_option: Annotated[list[str] | None, option("--backend-option", "An option of the backend, KEY=VALUE (repeatable; each backend's options below), e.g. batch_size=32.", metavar="KEY=VALUE")] = None,
     suite: Annotated[SuiteChoice, option("--suite", "A named grid of configs (suites below).")] = SuiteChoice.quick,
     datasets: Annotated[list[str] | None, option("--datasets", DATASETS_HELP)] = None,
     types: TypesOption = None,
@@ -92,19 +101,12 @@ def run(
     """
     from scrambled_bench.evaluate_cli.display import BuildAnnouncer, console, print_dry_run, print_run_summary
     from scrambled_bench.harness.engine import EngineSettings
-    from scrambled_bench.harness.evaluate import (
-        create_run_backend,
-        done_keys,
-        dry_run_summary,
-        execute_run,
-        plan_run,
-        resolve_run_dir,
-    )
+    from scrambled_bench.harness.evaluate import DryRun, RunPlan, evaluate_model
     from scrambled_bench.harness.settings import RunSettings
-    from scrambled_bench.harness.tokens import choose_token_counter
 
+    flags = {"base_url": base_url, "provider": provider, "api_key": api_key, "n_ctx": n_ctx}
     settings = RunSettings(
-        backend=backend.value, model=model, base_url=base_url, provider=provider, api_key=api_key, n_ctx=n_ctx,
+        backend=backend.value, model=model, backend_options=_backend_options(flags, backend_option or []),
         suite=suite.value, tasks=tasks, datasets=datasets, types=types, exemplar_rates=exemplar_rate, limit=limit,
         seed=seed, max_new_tokens=max_new_tokens, prompt_mode=prompt_mode.value, parser=parser.value, data=data,
         revision=revision, build_missing=build_missing or None,
@@ -114,56 +116,69 @@ def run(
         concurrency=concurrency, max_rps=max_rps, max_retries=retries, request_timeout=request_timeout,
         max_retry_after=max_retry_after,
     )  # fmt: skip
-    if tokenizer is not None and not dry_run:
-        raise ScrambledBenchError(
-            "--tokenizer applies to --dry-run only (a run counts the tokens the server reports)"
-        )
     err = console(stderr=True)
-    with BuildAnnouncer(err, progress=progress) as build:  # says so only if the data must be built first
-        plan = plan_run(settings, announce=build.announce, build_progress=build.advance)
-    backend_impl = create_run_backend(settings, engine)
     folder: Path | None = None
 
-    async def go() -> dict[str, Any] | None:
-        nonlocal folder
-        # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
-        try:
-            folder = await resolve_run_dir(plan, backend_impl, run_dir)
-            if dry_run:
-                counter = await choose_token_counter(
-                    backend_impl, tokenizer=tokenizer, chat=plan.settings.chat
-                )
-                try:
-                    for note in counter.notes:  # each step of the order passed over, once
-                        err.print(f"[yellow]token count:[/] {note}")
-                    summary = await dry_run_summary(plan, backend_impl, done_keys(folder), counter)
-                finally:
-                    await counter.aclose()
-                print_dry_run(summary, backend_impl.model, backend_impl.kind, folder, counter.source)
-                return None
-            return await execute_run(
-                plan,
-                backend_impl,
-                folder,
-                engine,
-                progress=progress,
-                share=run_dir is None,  # the default folders share answers; --run-dir stays apart
-                announce=lambda: err.print(
-                    f"run folder: {folder} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)"
-                ),
-            )
-        finally:
-            await backend_impl.aclose()
+    def print_dry(counted: DryRun) -> None:
+        for note in counted.notes:  # each step of the order passed over, once
+            err.print(f"[yellow]token count:[/] {note}")
+        print_dry_run(counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by)
 
-    try:
-        document = asyncio.run(go())
-    except KeyboardInterrupt:
-        raise ScrambledBenchError(
-            _interrupted(folder, (ctx.obj or {}).get("argv", [])), exit_code=130
-        ) from None
+    def started(plan: RunPlan, at: Path) -> None:
+        err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")
+
+    # says so only if the data must be built first
+    with BuildAnnouncer(err, progress=progress) as build:
+
+        def found(at: Path) -> None:
+            nonlocal folder
+            folder = at
+            build.close()  # the data is ready: its bar makes way for the run's
+
+        try:
+            document = evaluate_model(
+                settings, engine=engine, run_dir=run_dir, progress=progress,
+                announce=build.announce, build_progress=build.advance, on_run_dir=found, on_start=started,
+                dry_run=print_dry if dry_run else None, tokenizer=tokenizer,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            raise ScrambledBenchError(
+                _interrupted(folder, (ctx.obj or {}).get("argv", [])), exit_code=130
+            ) from None
     if document is not None and folder is not None:
         print_run_summary(document, folder)
         _check_complete(document, (ctx.obj or {}).get("argv", []))
+
+
+def _backend_options(flags: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
+    """The backend options given: the common ones' flags, and each ``--backend-option KEY=VALUE`` (the
+    backend's config types and checks them). An option given both ways is an error, never a silent pick.
+
+    >>> _backend_options({"base_url": None}, ["batch_size=32", "device=cuda:1"])
+    {'batch_size': '32', 'device': 'cuda:1'}
+    >>> _backend_options({"n_ctx": 512}, ["n_ctx=1024"])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --backend-option n_ctx together with --n-ctx: give it once
+    >>> _backend_options({}, ["batch_size"])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --backend-option takes KEY=VALUE, got 'batch_size'
+    """
+    from scrambled_bench.harness.backends import option_name
+
+    options = {name: value for name, value in flags.items() if value is not None}
+    flagged = set(options)
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            raise ScrambledBenchError(f"--backend-option takes KEY=VALUE, got {pair!r}")
+        if key in options:  # values unsaid: one may be a key
+            twice = option_name(key) if key in flagged else f"another --backend-option {key}"
+            raise ScrambledBenchError(f"--backend-option {key} together with {twice}: give it once")
+        options[key] = value
+    return options
 
 
 def _check_complete(document: dict[str, Any], argv: list[str]) -> None:

@@ -2,12 +2,17 @@
 
 The pieces, each usable alone: :func:`plan_run` (task configs + dataset rows -> requests per config),
 :func:`dry_run_summary` (what a run would send, and its prompt tokens), :func:`execute_run` (backend +
-engine + results files), and :func:`evaluate_model`, which chains them the way ``scrambled-bench run``
-does::
+engine + results files), and :func:`evaluate_model`, which chains them; ``scrambled-bench run`` is
+:func:`evaluate_model` with callbacks that print::
 
     from scrambled_bench.harness import RunSettings, evaluate_model
     results = evaluate_model(RunSettings(suite="quick", limit=2))
     results["configs"]["scrqa/realtimeqa/rs50"]["accuracy"]["value"]
+
+Any backend option goes in ``RunSettings.backend_options``, checked by that backend's config::
+
+    evaluate_model(RunSettings(backend="transformers", model="HuggingFaceTB/SmolLM2-135M-Instruct",
+                               backend_options={"batch_size": 32, "device": "cuda"}))
 """
 
 from __future__ import annotations
@@ -138,9 +143,21 @@ def create_run_backend(settings: RunSettings, engine: EngineSettings) -> Backend
     """The backend the settings name, with the engine's request timeout for its HTTP client."""
     from scrambled_bench.harness.backends import create_backend
 
-    return create_backend(
-        settings.backend, **settings.backend_options(), request_timeout=engine.request_timeout
-    )
+    return create_backend(settings.backend, **settings.options(), request_timeout=engine.request_timeout)
+
+
+def options_in_force(settings: RunSettings, engine: EngineSettings) -> dict[str, Any]:
+    """Every option of the run's backend as it runs: those given, the defaults of the rest, the engine's
+    request timeout (config.json's ``backend_options``, secrets scrubbed).
+
+    >>> options_in_force(RunSettings(backend="llama-cpp", backend_options={"n_threads": 2}), EngineSettings())
+    {'request_timeout': 120.0, 'model': None, 'n_ctx': None, 'n_threads': 2}
+    """
+    from scrambled_bench.harness.backends import create_config
+    from scrambled_bench.harness.settings import scrub
+
+    config = create_config(settings.backend, **settings.options(), request_timeout=engine.request_timeout)
+    return scrub(config.model_dump())
 
 
 async def resolve_run_dir(
@@ -274,6 +291,7 @@ async def execute_run(
             "run_id": identity_hash(identity),
             "identity": scrub(identity),
             "settings": {**settings.scrubbed(), "suite": settings.suite_in_force},
+            "backend_options": options_in_force(settings, engine_settings),
             "selection": plan.selection(),
             "engine": scrub(vars(engine_settings)),
             "dataset": plan.data.describe(),
@@ -324,30 +342,95 @@ async def execute_run(
         store.close()
 
 
+@dataclass(frozen=True)
+class DryRun:
+    """What a run would send, counted and not sent (:func:`evaluate_model` with ``dry_run``)."""
+
+    summary: list[dict[str, Any]]
+    """Per config, :func:`dry_run_summary`'s entry."""
+    model: str
+    backend: str
+    run_dir: Path
+    counted_by: str
+    """What counted the prompt tokens (the token counter's source)."""
+    notes: tuple[str, ...] = ()
+    """Each token counter passed over before the one that counted, and why."""
+
+
 def evaluate_model(
     settings: RunSettings | None = None,
     *,
     engine: EngineSettings | None = None,
     run_dir: str | Path | None = None,
     progress: bool = False,
-) -> dict[str, Any]:
+    announce: Callable[[str], None] | None = None,
+    build_progress: BuildProgress | None = None,
+    on_run_dir: Callable[[Path], None] | None = None,
+    on_start: Callable[[RunPlan, Path], None] | None = None,
+    dry_run: Callable[[DryRun], None] | None = None,
+    tokenizer: str | None = None,
+) -> dict[str, Any] | None:
     """Evaluate a model as ``scrambled-bench run`` does and return the results document (results.json).
 
     ``settings`` default to the quick suite on the embedded SmolLM2-135M-Instruct; ``run_dir`` defaults
     to ``runs/<model>-<hash of the settings>``, so calling again with the same settings resumes.
+
+    The callbacks say how the run goes: ``announce`` and ``build_progress`` while the data is built first
+    (as :func:`plan_run`); ``on_run_dir(folder)`` once the run folder is known, before the backend is asked
+    anything (a caller that is interrupted then knows where the answers are saved); ``on_start(plan,
+    folder)`` once the backend answered, before anything is sent. With ``dry_run``, nothing is sent: what
+    the run would send is counted (by ``tokenizer`` where given) and handed to ``dry_run``, and the return
+    is None.
+
+    >>> evaluate_model(tokenizer="tok.gguf")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)
     """
+    from scrambled_bench.errors import ScrambledBenchError
+
+    if tokenizer is not None and dry_run is None:
+        raise ScrambledBenchError(
+            "--tokenizer applies to --dry-run only (a run counts the tokens the server reports)"
+        )
     settings = settings or RunSettings()
     engine = engine or EngineSettings()
-    plan = plan_run(settings)
+    folder = Path(run_dir) if run_dir is not None else None
+    plan = plan_run(settings, announce=announce, build_progress=build_progress)
     backend = create_run_backend(settings, engine)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> dict[str, Any] | None:
         # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
         try:
-            folder = await resolve_run_dir(plan, backend, Path(run_dir) if run_dir is not None else None)
-            # runs in the default folders share answers; a folder of the caller's own choosing stays apart
-            return await execute_run(plan, backend, folder, engine, progress=progress, share=run_dir is None)
+            resolved = await resolve_run_dir(plan, backend, folder)
+            if on_run_dir is not None:
+                on_run_dir(resolved)
+            if dry_run is not None:
+                dry_run(await _count_dry_run(plan, backend, resolved, tokenizer))
+                return None
+            return await execute_run(
+                plan,
+                backend,
+                resolved,
+                engine,
+                progress=progress,
+                # runs in the default folders share answers; a folder of the caller's own choosing stays apart
+                share=folder is None,
+                announce=(lambda: on_start(plan, resolved)) if on_start is not None else None,
+            )
         finally:
             await backend.aclose()
 
     return asyncio.run(go())
+
+
+async def _count_dry_run(plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None) -> DryRun:
+    """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is."""
+    from scrambled_bench.harness.tokens import choose_token_counter
+
+    counter = await choose_token_counter(backend, tokenizer=tokenizer, chat=plan.settings.chat)
+    try:
+        summary = await dry_run_summary(plan, backend, done_keys(folder), counter)
+    finally:
+        await counter.aclose()
+    return DryRun(summary, backend.model, backend.kind, folder, counter.source, tuple(counter.notes))

@@ -1,9 +1,13 @@
-"""The settings of a run, one dataclass: which fields define its folder, which go to the backend, which
-are secret.
+"""The settings of a run, one dataclass: which fields define its folder, which are the backend's options,
+which are secret.
 
 A field marked ``identity`` changes what is sent or what it is scored against, so it is part of the hash
 that names the run folder (``runs/<model>-<hash>``): the same command lands in the same folder and resumes.
 A new setting must declare whether it is identity; it can no longer share a run folder by omission.
+
+The backend's options are not restated here: ``backend_options`` holds those given, and each backend's
+config (``harness/backends``) declares them, marking which are identity. An identity option enters the hash
+only where it is given, so a new option leaves every existing run folder where it was.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+from scrambled_bench.harness.backends import BACKENDS, given_options
+from scrambled_bench.harness.backends.base import option_marks
 from scrambled_bench.redaction import redact
 
 DEFAULT_RUNS = Path("runs")
@@ -27,29 +33,37 @@ PROMPT_MODES = ("chat", "completion")
 # the run's identity (its folder). Selection: it picks the configs, the sample limit or the data, and enters
 # the identity as what it resolves to (the configs' names, the limit in force, the hashes of the data files it reads),
 # so `--types rs20,kf` and `--types rs20 --types kf`, or the same build at two paths, are the same run.
-# Backend: an option of the backend's config. Secret: never written anywhere.
-IDENTITY = {"identity": True, "selection": False, "backend": False, "secret": False}
-SELECTION = {"identity": False, "selection": True, "backend": False, "secret": False}
-BACKEND_IDENTITY = {"identity": True, "selection": False, "backend": True, "secret": False}
-BACKEND_SECRET = {"identity": False, "selection": False, "backend": True, "secret": True}
-PLAIN = {"identity": False, "selection": False, "backend": False, "secret": False}
+# Backend: the backend's options, which its config marks identity or secret (never written anywhere).
+IDENTITY = {"identity": True, "selection": False, "backend": False}
+SELECTION = {"identity": False, "selection": True, "backend": False}
+BACKEND = {"identity": False, "selection": False, "backend": True}
+PLAIN = {"identity": False, "selection": False, "backend": False}
 """Neither: how intervals are computed; recomputed from the samples, never part of the folder."""
+
+ALWAYS_RECORDED = ("base_url", "provider", "api_key", "n_ctx")
+"""The backend options that were fields of ``RunSettings`` before each backend's config declared its own.
+config.json's settings record each, None where not given; the identity ones among them (``base_url``,
+``provider``, ``n_ctx``) enter every run's hash, None where not given, whatever the backend, so that every
+run folder made before keeps its name. Every other option enters the hash only where given."""
 
 
 @dataclass(frozen=True)
 class RunSettings:
     """Everything that defines a run (the engine's pacing lives in ``EngineSettings``).
 
-    >>> RunSettings(model="m", api_key="sk-secret").scrubbed()["api_key_given"]
+    ``backend_options`` are the backend's options beyond the model (``base_url``, ``batch_size``...), as
+    its config declares them; they are checked here, and kept as given, each as its type.
+
+    >>> RunSettings(model="m", backend="openai", backend_options={"base_url": "http://h", "api_key": "sk-x"}).scrubbed()["api_key_given"]
     True
+    >>> RunSettings(backend="transformers", model="m", backend_options={"batch_size": "32"}).backend_options
+    {'batch_size': 32}
     """
 
     backend: str = field(default="llama-cpp", metadata=IDENTITY)
-    model: str | None = field(default=None, metadata=BACKEND_IDENTITY)
-    base_url: str | None = field(default=None, metadata=BACKEND_IDENTITY)
-    provider: str | None = field(default=None, metadata=BACKEND_IDENTITY)
-    api_key: str | None = field(default=None, metadata=BACKEND_SECRET)
-    n_ctx: int | None = field(default=None, metadata=BACKEND_IDENTITY)
+    model: str | None = field(default=None, metadata=IDENTITY)
+    """The model; in the identity, the name the backend resolved it to (a GGUF's file name)."""
+    backend_options: Mapping[str, Any] = field(default_factory=dict, metadata=BACKEND)
     suite: str = field(default="quick", metadata=SELECTION)
     tasks: list[str] | None = field(default=None, metadata=SELECTION)
     datasets: list[str] | None = field(default=None, metadata=SELECTION)
@@ -71,6 +85,18 @@ class RunSettings:
     def __post_init__(self) -> None:
         from scrambled_bench.errors import ScrambledBenchError
         from scrambled_bench.metrics.readers import get_reader
+
+        options = dict(self.backend_options)
+        if "model" in options:
+            if self.model is not None:
+                raise ScrambledBenchError(
+                    f"--backend-option model={options['model']} together with --model {self.model}: "
+                    "name the model once"
+                )
+            object.__setattr__(self, "model", options.pop("model"))
+        options = given_options(self.backend, {"model": self.model, **options})
+        options.pop("model", None)
+        object.__setattr__(self, "backend_options", options)
 
         get_reader(self.parser)
         if self.prompt_mode not in PROMPT_MODES:
@@ -103,15 +129,38 @@ class RunSettings:
     def chat(self) -> bool:
         return self.prompt_mode == "chat"
 
-    def backend_options(self) -> dict[str, Any]:
-        """The options the backend's config takes, as given (None: not given)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["backend"]}
+    def options(self) -> dict[str, Any]:
+        """The options to create the backend with: the model and the options given.
+
+        >>> RunSettings(backend="llama-cpp", backend_options={"n_threads": 2}).options()
+        {'model': None, 'n_threads': 2}
+        """
+        return {"model": self.model, **self.backend_options}
+
+    def identity_options(self) -> dict[str, Any]:
+        """The backend options that name the run: those its config marks identity, where given, and
+        the identity ones of :data:`ALWAYS_RECORDED` (None where not given).
+
+        >>> RunSettings().identity_options()
+        {'base_url': None, 'provider': None, 'n_ctx': None}
+        >>> RunSettings(backend="transformers", model="m", backend_options={"batch_size": 32}).identity_options()
+        {'base_url': None, 'provider': None, 'n_ctx': None, 'batch_size': 32}
+        """
+        config = BACKENDS[self.backend].Config.model_fields
+        named = {name: self.backend_options.get(name) for name in ALWAYS_RECORDED if name in IDENTITY_OPTIONS}
+        named.update(
+            (name, value)
+            for name, value in self.backend_options.items()
+            if option_marks(config[name])["identity"]
+        )
+        return named
 
     def identity(self, model: str, *, configs: Sequence[str], limit: int | None, data: str) -> dict[str, Any]:
-        """What names the run folder: the identity settings, the model the backend resolved, and what the
-        selection settings resolved to: the configs' names, the sample limit in force and the data's identity
-        (the sha256 of each data file it reads from a build, or a Hub id and revision)."""
+        """What names the run folder: the identity settings and backend options, the model the backend
+        resolved, and what the selection settings resolved to: the configs' names, the sample limit in force
+        and the data's identity (the sha256 of each data file it reads from a build, or a Hub id and revision)."""
         identity = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["identity"]}
+        identity.update(self.identity_options())
         identity.update(model=model, configs=list(configs), limit=limit, data=data)
         return identity
 
@@ -120,9 +169,17 @@ class RunSettings:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["selection"]}
 
     def scrubbed(self) -> dict[str, Any]:
-        """The settings safe to write into config.json: a secret becomes whether it was given, URLs lose
-        any credentials."""
-        return scrub({f.name: getattr(self, f.name) for f in fields(self)})
+        """The settings safe to write into config.json, the backend options given among them (and those of
+        :data:`ALWAYS_RECORDED`, None where not given): a secret becomes whether it was given, URLs lose any
+        credentials."""
+        settings: dict[str, Any] = {}
+        for setting in fields(self):
+            if setting.metadata["backend"]:
+                settings.update({name: self.backend_options.get(name) for name in ALWAYS_RECORDED})
+                settings.update(self.backend_options)
+            else:
+                settings[setting.name] = getattr(self, setting.name)
+        return scrub(settings)
 
 
 def identity_hash(identity: Mapping[str, Any]) -> str:
@@ -144,10 +201,20 @@ def run_dir_for(identity: Mapping[str, Any], root: Path = DEFAULT_RUNS) -> Path:
     return Path(root) / f"{model_slug(str(identity['model']))}-{identity_hash(identity)}"
 
 
-SECRET_SETTINGS = frozenset(f.name for f in fields(RunSettings) if f.metadata["secret"]) | {
-    "token",
-    "hf_token",
-}
+IDENTITY_OPTIONS = frozenset(
+    name
+    for backend in BACKENDS.values()
+    for name, info in backend.Config.model_fields.items()
+    if option_marks(info)["identity"]
+)
+"""Every backend option some backend's config marks identity."""
+
+SECRET_SETTINGS = frozenset(
+    name
+    for backend in BACKENDS.values()
+    for name, info in backend.Config.model_fields.items()
+    if option_marks(info)["secret"]
+) | {"token", "hf_token"}
 
 
 def scrub(settings: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,10 @@
 The evaluation engine (``harness/engine.py``) only ever talks to :class:`Backend`; tasks and prompts
 (``harness/tasks/``) only ever produce :class:`GenerationRequest`. Retries, rate limits and
 resumption live in the engine, so a backend does one request and classifies its failure.
+
+A backend's options are declared once, as the fields of its :class:`BackendConfig`, each made with
+:func:`backend_option`, which also says what the option is to a run: whether it names the run folder
+(``identity``), whether ``run`` has a flag of its own for it, whether it is a secret.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.fields import FieldInfo
 
 
 @dataclass(frozen=True)
@@ -86,21 +91,66 @@ class ContextTooLongError(BackendError):
         super().__init__(message, retryable=False)
 
 
+OPTION_MARKS = ("identity", "flag", "secret")
+"""What :func:`backend_option` says of every option (each defaults to False)."""
+
+
+def backend_option(
+    default: Any,
+    description: str,
+    *,
+    identity: bool,
+    flag: bool = False,
+    secret: bool = False,
+    **constraints: Any,
+) -> Any:
+    """A backend config's field: a pydantic ``Field`` (``...`` as the default: required) with its
+    description, marked with what the option is to a run.
+
+    ``identity``: the option can change the numbers (which requests are sent or what comes back: a model,
+    a context window, fp16 on a GPU, a batch's padding), so, where given, it enters the hash that names the
+    run folder; an option that cannot (threads, timeouts) is not, and changing it resumes the same run.
+    ``flag``: ``run`` has a flag of its own for it (``--n-ctx``); the others are reached with
+    ``--backend-option KEY=VALUE``. ``secret``: never written anywhere (config.json records only whether
+    it was given). A config lists its options as a table, one per line (``# fmt: skip``), as a command
+    lists its flags.
+
+    >>> class Config(BackendConfig):
+    ...     batch_size: int = backend_option(8, "a batch", ge=1, identity=True)
+    >>> option_marks(Config.model_fields["batch_size"])
+    {'identity': True, 'flag': False, 'secret': False}
+    """
+    marks = {"identity": identity, "flag": flag, "secret": secret}
+    return Field(default, description=description, json_schema_extra=marks, **constraints)
+
+
+def option_marks(info: FieldInfo) -> dict[str, bool]:
+    """What :func:`backend_option` marked a config field with (all False for a field it did not make).
+
+    >>> option_marks(BackendConfig.model_fields["request_timeout"])
+    {'identity': False, 'flag': True, 'secret': False}
+    """
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return {mark: bool(extra.get(mark, False)) for mark in OPTION_MARKS}
+
+
 class BackendConfig(BaseModel):
     """The options of a backend. Each backend declares its own subclass with exactly the fields it takes:
-    an option it does not take is rejected by the config (``extra="forbid"``), not by hand-written checks."""
+    an option it does not take is rejected by the config (``extra="forbid"``), not by hand-written checks.
+    Every field is made with :func:`backend_option`, so it says whether it names the run."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    request_timeout: float = Field(120.0, gt=0, description="seconds before one attempt is abandoned")
-    """Network clients pass it to their HTTP client; the engine enforces it for every backend."""
+    request_timeout: float = backend_option(120.0, "seconds before one attempt is abandoned", gt=0, identity=False, flag=True)  # fmt: skip
+    """Network clients pass it to their HTTP client; the engine enforces it for every backend. It is the
+    engine's setting (``EngineSettings.request_timeout``, ``--request-timeout``), never a ``--backend-option``."""
 
 
 class EndpointConfig(BackendConfig):
     """A backend that talks to a server at ``base_url`` (an http(s) URL)."""
 
-    base_url: str = Field(description="the server's URL, e.g. http://127.0.0.1:8080")
-    api_key: str | None = Field(None, description="the key the endpoint wants; never written anywhere")
+    base_url: str = backend_option(..., "the server's URL, e.g. http://127.0.0.1:8080", identity=True, flag=True)  # fmt: skip
+    api_key: str | None = backend_option(None, "the key the endpoint wants; never written anywhere", identity=False, flag=True, secret=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

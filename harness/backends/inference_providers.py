@@ -11,24 +11,18 @@ import asyncio
 import os
 from typing import Any
 
-from pydantic import Field
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import one_line
-from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest
+from scrambled_bench.harness.backends.base import BackendConfig, Generation, GenerationRequest, backend_option
 from scrambled_bench.harness.backends.decoding import text_generation_parameters
 from scrambled_bench.harness.backends.tgi import InferenceClientBackend, install_async_client
 from scrambled_bench.redaction import redact
 
 
 class InferenceProvidersConfig(BackendConfig):
-    model: str = Field(description="a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct")
-    provider: str | None = Field(
-        None, description="an Inference Provider (together, novita...; default auto)"
-    )
-    api_key: str | None = Field(
-        None, description="a Hugging Face token (default: HF_TOKEN); never written anywhere"
-    )
+    model: str = backend_option(..., "a Hub model id, e.g. meta-llama/Llama-3.1-8B-Instruct", identity=True, flag=True)  # fmt: skip
+    provider: str | None = backend_option(None, "an Inference Provider (together, novita...; default auto)", identity=True, flag=True)  # fmt: skip
+    api_key: str | None = backend_option(None, "a Hugging Face token (default: HF_TOKEN); never written anywhere", identity=False, flag=True, secret=True)  # fmt: skip
 
 
 class InferenceProvidersBackend(InferenceClientBackend):

@@ -15,8 +15,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends.base import (
     Backend,
@@ -24,6 +22,7 @@ from scrambled_bench.harness.backends.base import (
     BackendError,
     ContextTooLongError,
     Generation,
+    backend_option,
 )
 from scrambled_bench.harness.backends.decoding import llama_cpp_parameters
 from scrambled_bench.io import file_sha256
@@ -80,13 +79,10 @@ def _retrieve_outcome(future: asyncio.Future[Any]) -> None:
 
 
 class LlamaCppConfig(BackendConfig):
-    model: str | None = Field(None, description="a .gguf file (default: the embedded SmolLM2-135M-Instruct)")
-    n_ctx: int | None = Field(
-        None, ge=16, description="the context window in tokens (default: the model's own)"
-    )
-    n_threads: int | None = Field(
-        None, ge=1, description="CPU threads (default: every core of a small machine)"
-    )
+    model: str | None = backend_option(None, "a .gguf file (default: the embedded SmolLM2-135M-Instruct)", identity=True, flag=True)  # fmt: skip
+    # identity: it decides which prompts are skipped as too long
+    n_ctx: int | None = backend_option(None, "the context window in tokens (default: the model's own); longer prompts are counted skips", ge=16, identity=True, flag=True)  # fmt: skip
+    n_threads: int | None = backend_option(None, "CPU threads (default: every core of a small machine)", ge=1, identity=False)  # fmt: skip
 
 
 class LlamaCppBackend(Backend):

@@ -15,7 +15,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
@@ -29,6 +29,7 @@ from scrambled_bench.harness.backends.base import (
     EndpointConfig,
     Generation,
     GenerationRequest,
+    backend_option,
 )
 from scrambled_bench.harness.backends.decoding import openai_parameters
 from scrambled_bench.harness.backends.transport import AIOHTTP, openai_http_client
@@ -40,7 +41,7 @@ HEALTH_TIMEOUT_SECONDS = 10.0
 
 
 class OpenAIConfig(EndpointConfig):
-    model: str = Field(description="the name the server serves it under")
+    model: str = backend_option(..., "the name the server serves it under", identity=True, flag=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
@@ -28,6 +28,7 @@ from scrambled_bench.harness.backends.base import (
     EndpointConfig,
     Generation,
     GenerationRequest,
+    backend_option,
 )
 from scrambled_bench.harness.backends.decoding import chat_completion_parameters, text_generation_parameters
 from scrambled_bench.harness.backends.transport import AIOHTTP, HTTPX_POOL, fallback_message, warn_once
@@ -212,9 +213,7 @@ class InferenceClientBackend(Backend):
 
 
 class TGIConfig(EndpointConfig):
-    model: str | None = Field(
-        None, description="the model the server must be serving (default: what /info says)"
-    )
+    model: str | None = backend_option(None, "the model the server must be serving (default: what /info says)", identity=True, flag=True)  # fmt: skip
 
     @field_validator("base_url")
     @classmethod

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.harness.backends.base import (
     Backend,
@@ -28,6 +26,7 @@ from scrambled_bench.harness.backends.base import (
     Generation,
     GenerationRequest,
     GenerationSettings,
+    backend_option,
 )
 from scrambled_bench.harness.backends.decoding import transformers_parameters
 
@@ -105,9 +104,11 @@ class _Pending:
 
 
 class TransformersConfig(BackendConfig):
-    model: str = Field(description="a Hub id, a local folder or a .gguf file")
-    batch_size: int = Field(8, ge=1, description="requests decoded together in one generate() call")
-    device: str | None = Field(None, description="cpu, cuda... (default: cuda where there is one)")
+    model: str = backend_option(..., "a Hub id, a local folder or a .gguf file", identity=True, flag=True)  # fmt: skip
+    # identity: left padding within a batch can change a greedy answer
+    batch_size: int = backend_option(8, "requests decoded together in one generate() call (--concurrency caps it)", ge=1, identity=True)  # fmt: skip
+    # identity: float16 on CUDA, float32 on CPU
+    device: str | None = backend_option(None, "cpu, cuda, cuda:1... (default: cuda where there is one, in float16)", identity=True)  # fmt: skip
 
 
 class TransformersBackend(Backend):

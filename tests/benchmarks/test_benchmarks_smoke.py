@@ -37,6 +37,7 @@ BENCHMARK_FIGURES = {
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
     "bench_probe.py": Benchmark(r"batch +1: +[\d.]+ samples/s", needs_shared=True),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
+    "bench_transformers_batch.py": Benchmark(r"batch +2: +[\d.]+ samples/s"),
     "bench_token_estimate.py": Benchmark(r"worst \|error\| per type +[\d.]+%"),
     "bench_client_overhead.py": Benchmark(r"\d+\.\d+%\s+[\d.]+\s+aiohttp"),
     "bench_concurrency_speedup.py": Benchmark(r"speed-up\s+[\d.]+x"),

@@ -462,7 +462,9 @@ def test_dry_run_counts_with_the_servers_tokenize_endpoint(llama_server, tmp_pat
 def test_tokenizer_without_dry_run_is_refused(tmp_path: Path) -> None:
     code, out, err = _cli(_run_args(tmp_path / "x", "--tokenizer", "some/tokenizer"))
     assert code == 2
-    assert err == "error: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)\n"
+    assert (
+        err == "error: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)\n"
+    )
 
 
 @pytest.mark.server
@@ -513,7 +515,9 @@ def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
 
     from scrambled_bench.harness.settings import RunSettings, run_dir_for
 
-    base = RunSettings(backend="openai", model="org/Model-7B", base_url="http://h/v1", suite="paper")
+    base = RunSettings(
+        backend="openai", model="org/Model-7B", backend_options={"base_url": "http://h/v1"}, suite="paper"
+    )
 
     def folder(run: RunSettings, *, limit=None, data="manifest:abc", configs=("scrqa/dream/kf",)) -> Path:
         return run_dir_for(run.identity("org/Model-7B", configs=list(configs), limit=limit, data=data))
@@ -523,7 +527,13 @@ def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
     def check(key, resamples, seed) -> None:
         same = folder(base)
         assert same == folder(
-            replace(base, api_key=key, n_resamples=resamples, data="elsewhere", types=["kf"])
+            replace(
+                base,
+                backend_options={**base.backend_options, "api_key": key},
+                n_resamples=resamples,
+                data="elsewhere",
+                types=["kf"],
+            )
         )
         assert re.fullmatch(r"Model-7B-[0-9a-f]{10}", same.name)  # a slug and a hash: nothing else leaks in
         assert same != folder(replace(base, seed=base.seed + seed))
