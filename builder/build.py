@@ -22,7 +22,13 @@ from typing import Any
 
 from scrambled_bench.builder import card
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
-from scrambled_bench.builder.scrambler import ALL_TYPES, FAMILIES, parse_type, scramble, scramble_many
+from scrambled_bench.builder.scrambler import (
+    ALL_TYPES,
+    parse_type,
+    scramble,
+    scramble_many,
+    types_in,
+)
 from scrambled_bench.builder.sources import aqua, dream, realtimeqa
 from scrambled_bench.builder.sources.common import SourceData, SourceRecord
 from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
@@ -35,12 +41,10 @@ DATASET_VERSION = "1.0.0"
 SOURCES = {"realtimeqa": realtimeqa, "dream": dream, "aqua": aqua}
 """Source name -> reader module (``load(reader, window=...)`` and ``INFO``)."""
 
-PAPER_TYPES = ("original", "rs20", "rs50", "rs100", "kf", "kfl", "sub")
+PAPER_TYPES = types_in("paper", tables=True)
 """The types of the paper's main tables."""
 
-DEFAULT_TYPES = PAPER_TYPES + tuple(
-    name for family in FAMILIES.values() if family.group == "letters" for name in family.type_names()
-)
+DEFAULT_TYPES = PAPER_TYPES + types_in("letters")
 """What a build includes unless told otherwise: the paper's types plus its Appendix A.2 types."""
 
 __all__ = ["ALL_TYPES", "DEFAULT_TYPES", "SOURCES", "build_dataset", "config_name", "scramble_source"]

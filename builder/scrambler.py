@@ -495,14 +495,19 @@ class ScrambleFamily:
     group: str = "paper"
     """``paper`` (the main tables), ``letters`` (Appendix A.2: which letters keep their place), ``typo``, or
     ``training`` (Appendix A.4's fine-tuning corpora; no shipped rates, so never in a default build)."""
+    table_rates: tuple[int, ...] | None = None
+    """The rates of the paper's main tables (1 and 3-8) where they are fewer than the shipped ones."""
 
-    def type_names(self) -> tuple[str, ...]:
-        """The shipped type names of the family.
+    def type_names(self, *, tables: bool = False) -> tuple[str, ...]:
+        """The shipped type names of the family (``tables``: those of the paper's main tables).
 
-        >>> FAMILIES["adj"].type_names()
-        ('adj10', 'adj30', 'adj50', 'adj100')
+        >>> FAMILIES["adj"].type_names(), FAMILIES["rs"].type_names(tables=True)
+        (('adj10', 'adj30', 'adj50', 'adj100'), ('rs20', 'rs50', 'rs100'))
         """
-        return tuple(f"{self.name}{rate}" for rate in self.shipped_rates) if self.takes_rate else (self.name,)
+        if not self.takes_rate:
+            return (self.name,)
+        rates = self.table_rates if tables and self.table_rates is not None else self.shipped_rates
+        return tuple(f"{self.name}{rate}" for rate in rates)
 
     @property
     def pattern(self) -> str:
@@ -534,6 +539,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
             True,
             "random scramble: NN % of the words with at least 2 letters, all their letters shuffled",
             shipped_rates=PAPER_RATES,
+            table_rates=(20, 50, 100),
         ),
         ScrambleFamily(
             "kf",
@@ -634,6 +640,22 @@ letter types, the typo families last)."""
 
 ALL_TYPES: tuple[str, ...] = tuple(name for family in FAMILIES.values() for name in family.type_names())
 """Every type name the builder ships (other rates such as ``rs35`` are accepted too)."""
+
+
+def types_in(group: str, *, tables: bool = False) -> tuple[str, ...]:
+    """The type names of one :attr:`ScrambleFamily.group`, in family order (``tables``: at the rates of the
+    paper's main tables): the lists builds and suites draw from, so that a new family reaches them in one
+    edit (its record).
+
+    >>> types_in("paper", tables=True), types_in("letters")
+    (('original', 'rs20', 'rs50', 'rs100', 'kf', 'kfl', 'sub'), ('kr2', 'klkr1', 'kfkr1'))
+    """
+    return tuple(
+        name
+        for family in FAMILIES.values()
+        if family.group == group
+        for name in family.type_names(tables=tables)
+    )
 
 
 def known_type_names() -> str:

@@ -9,19 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scrambled_bench.builder.scrambler import FAMILIES, type_order
+from scrambled_bench.builder.scrambler import FAMILIES, type_order, types_in
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.tasks import DATASETS, TASKS, TaskConfig, check_dataset, configs_from, get_task
 from scrambled_bench.names import split_names
 
-SCRREC_TYPES = ("rs20", "rs50", "rs100", "kf", "kfl")
-SCRQA_TYPES = ("original", "rs20", "rs50", "rs100", "kf", "kfl", "sub")
-AQUA_TYPES = ("original", "rs20", "rs50", "rs100")
+SCRQA_TYPES = types_in("paper", tables=True)
+"""The paper's main types (Tables 5-8), its RPG anchors (``original``, ``sub``) among them."""
+SCRREC_TYPES = tuple(name for name in SCRQA_TYPES if name not in get_task("scrqa").anchors)
+"""Tables 3-4: the paper's types that scramble (no unchanged text to recover, no substituted letters)."""
+AQUA_TYPES = ("original", *FAMILIES["rs"].type_names(tables=True))
+"""Table 1: AQuA-RAT at the tables' RS rates, beside the original."""
 #: Appendix A.2: which letters keep their place (keep first and last, first only, last and one random...)
-LETTER_TYPES = (
-    "kfl",
-    *(name for family in FAMILIES.values() if family.group == "letters" for name in family.type_names()),
-)
+LETTER_TYPES = ("kfl", *types_in("letters"))
 
 
 @dataclass(frozen=True)
