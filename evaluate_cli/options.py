@@ -53,7 +53,7 @@ BackendChoice = choices_enum("BackendChoice", list(BACKENDS))
 SuiteChoice = choices_enum("SuiteChoice", list(SUITES))
 PromptModeChoice = choices_enum("PromptModeChoice", list(PROMPT_MODES))
 FormatChoice = choices_enum("FormatChoice", ["markdown", "csv", "html"])
-ParserChoice = choices_enum("ParserChoice", list(READERS))
+ReaderChoice = choices_enum("ReaderChoice", list(READERS))
 
 TYPES_HELP = f"Scramble types, repeated or comma-separated: {known_type_names()}."
 
@@ -88,8 +88,8 @@ ConfidenceLevelOption = Annotated[
 NResamplesOption = Annotated[int, option("--n-resamples", "Bootstrap resamples.", min=1)]
 PrivateOption = Annotated[bool, option("--private", "Create the Hub repository as private.")]
 ProgressOption = Annotated[bool, option("--progress/--no-progress", "Show progress bars.")]
-ParserOption = Annotated[
-    ParserChoice,
+ReaderOption = Annotated[
+    ReaderChoice,
     option(
         "--parser",
         "How answers are read: careful (the default; for your own models) or paper (the authors' exact "

@@ -14,8 +14,8 @@ import typer
 
 from scrambled_bench.evaluate_cli.options import (
     FormatChoice,
-    ParserChoice,
     PrivateOption,
+    ReaderChoice,
     open_unit_interval,
     option,
 )
@@ -63,7 +63,7 @@ def report(
     seed: Annotated[int | None, option("--seed", "Bootstrap seed (default: as each run stored it; 0 for --compare).", min=0, show_default=False)] = None,
     push: Annotated[str | None, option("--push", "Add the runs to the Hub leaderboard dataset ORG/REPO.", show_default=False)] = None,
     private: PrivateOption = False,
-    parser: Annotated[ParserChoice | None, option("--parser", "Re-read every run's stored outputs with this answer reader (default: as each run was scored); paper for numbers comparable with the paper's tables.")] = None,
+    reader: Annotated[ReaderChoice | None, option("--parser", "Re-read every run's stored outputs with this answer reader (default: as each run was scored); paper for numbers comparable with the paper's tables.")] = None,
     model_card_results: Annotated[str | None, option("--model-card-results", "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.", show_default=False)] = None,
     benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
     allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
@@ -101,7 +101,7 @@ def report(
         seed=seed,
         push=push,
         private=private,
-        reader=parser.value if parser else None,
+        reader=reader.value if reader else None,
         model_card_results=model_card_results,
         benchmark=benchmark,
         allow_incomplete=allow_incomplete,

@@ -11,8 +11,8 @@ import typer
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     NResamplesOption,
-    ParserChoice,
-    ParserOption,
+    ReaderChoice,
+    ReaderOption,
     choices_enum,
     open_unit_interval,
     option,
@@ -29,7 +29,7 @@ def score(
     from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them; the variants of `scramble lm-eval:TASK` are paired with their canonical task.")] = None,
     from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details); the variants of `scramble lighteval:SPEC` are paired with their canonical task.")] = None,
     from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder; scrambled variants of other tasks (scrambled_bench/scrambled) are paired with their canonical task's run.")] = None,
-    parser: ParserOption = ParserChoice[DEFAULT_READER],
+    reader: ReaderOption = ReaderChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
     confidence_level: Annotated[float | None, option("--confidence-level", "Add intervals at this level, between 0 and 1 (both excluded), e.g. 0.95: Wilson for Acc, BCa bootstrap (percentile where BCa is undefined) for RR, ED and RPG; each says its method.", callback=open_unit_interval)] = None,
@@ -91,7 +91,7 @@ def score(
                 raise ScrambledBenchError(
                     f"{option} applies to prediction FILES, not to a harness's output folder"
                 )
-        _score_harness_output(*given.popitem(), parser.value, confidence_level, n_resamples, seed)
+        _score_harness_output(*given.popitem(), reader.value, confidence_level, n_resamples, seed)
         return
     if not files:
         raise ScrambledBenchError(
@@ -102,7 +102,7 @@ def score(
     summaries, rows = score_files(
         files,
         task=task.value,
-        reader=parser.value,
+        reader=reader.value,
         dataset=dataset.value if dataset is not None else None,
         first_line=first_line,
         confidence_level=confidence_level,
@@ -111,7 +111,7 @@ def score(
     )
     write_details(details, rows)
     print_score_summaries(summaries, console(stderr=True))
-    document = dict(summaries[0]) if len(summaries) == 1 else {"reader": parser.value, "files": summaries}
+    document = dict(summaries[0]) if len(summaries) == 1 else {"reader": reader.value, "files": summaries}
     document["units"] = units(FRACTION)  # results.json's vocabulary; the lines on stderr are in percent
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
@@ -136,7 +136,7 @@ def _score_harness_output(
 
 def reproduce(
     outputs: Annotated[Path, option("--outputs", "A folder laid out as the authors' output/ (scrambled_rec/, scrambled_qa/; .jsonl or .jsonl.gz).")],
-    parser: ParserOption = ParserChoice[DEFAULT_READER],
+    reader: ReaderOption = ReaderChoice[DEFAULT_READER],
     tables: Annotated[Path | None, option("--tables", "The paper's tables as JSON (default: the copy shipped in the package).")] = None,
     as_json: Annotated[Path | None, option("--json", "Also write every cell (reproduced, paper, difference) to this JSON file.")] = None,
     dream_annotations: Annotated[Path | None, option("--dream-annotations", "DREAM's annotation/ folder (github.com/nlpdata/dream): adds Tables 7 and 8, by question category.")] = None,
@@ -169,7 +169,7 @@ def reproduce(
     out = Console()
     with out.status("scoring the released outputs with the metric modules"):
         cells = paper_reproduction.reproduce(
-            outputs, paper_tables, reader=parser.value, dream_annotations=dream_annotations
+            outputs, paper_tables, reader=reader.value, dream_annotations=dream_annotations
         )
     print_cells(cells, out)
     if as_json is not None:

@@ -74,7 +74,9 @@ class RunSettings:
     max_new_tokens: int = field(default=256, metadata=IDENTITY)
     prompt_mode: str = field(default="chat", metadata=IDENTITY)
     parser: str = field(default="careful", metadata=IDENTITY)
-    """The answer reader (``careful`` or ``paper``, see ``scrambled_bench.metrics.readers``)."""
+    """The answer reader (``careful`` or ``paper``, see ``scrambled_bench.metrics.readers``). The code calls
+    it a reader everywhere else; this field keeps the name config.json records and every run folder's hash
+    was made with (``--parser`` stays the flag)."""
     data: str = field(default=DEFAULT_DATA, metadata=SELECTION)
     revision: str | None = field(default=None, metadata=SELECTION)
     build_missing: bool | None = field(default=None, metadata=PLAIN)
