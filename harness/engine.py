@@ -341,9 +341,15 @@ async def run_requests(
         if limiter is not None:
             await limiter.acquire()
         try:
-            return await asyncio.wait_for(backend.generate(request), timeout=settings.request_timeout)
+            generation = await asyncio.wait_for(backend.generate(request), timeout=settings.request_timeout)
         except asyncio.TimeoutError:
             raise BackendError(f"no answer within {settings.request_timeout:g} s", retryable=True) from None
+        # before Python 3.12, wait_for hands back an answer that finished as this task was being cancelled
+        # (Ctrl-C) and the cancellation is lost: keep it, so that the run stops as asked
+        current = asyncio.current_task()
+        if current is not None and getattr(current, "cancelling", lambda: 0)():
+            raise asyncio.CancelledError
+        return generation
 
     async def send(key: str, request: GenerationRequest) -> None:
         attempt = 0
