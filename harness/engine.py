@@ -10,6 +10,7 @@ the run, and never count as an (empty) answer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -178,18 +179,29 @@ def sample_record(key: str, model: str, request: GenerationRequest, generation: 
 
 class _GroupCommitter:
     """Writes finished records from a worker thread, all that are waiting with one ``fsync``, so that
-    durable writes neither stall the event loop nor cap throughput at one ``fsync`` per request. A
-    request counts as done only once its record is on disk."""
+    durable writes neither stall the event loop nor cap throughput at one ``fsync`` per request.
+
+    A worker hands its record over and goes on to its next request: waiting for the ``fsync`` would add
+    a disk round trip to every request's cycle and leave its slot idle (at 64 in flight and 0.25 s per
+    answer that alone cost several percent of the server's throughput). A request still counts as done
+    only once its record is on disk: ``on_written`` runs then. A write that fails (a full disk) stops the
+    committer; :meth:`check` raises it in the workers and :meth:`close` raises it at the end, so the run
+    stops with that error and the unwritten answers are sent again on resume."""
 
     def __init__(self, store: RunStore):
         self._store = store
-        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[dict[str, Any], Callable[[], None]]] = asyncio.Queue()
+        self._failure: BaseException | None = None
         self._task = asyncio.create_task(self._run())
 
-    async def commit(self, record: dict[str, Any]) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        await self._queue.put((record, done))
-        await done
+    def submit(self, record: dict[str, Any], on_written: Callable[[], None]) -> None:
+        self.check()
+        self._queue.put_nowait((record, on_written))
+
+    def check(self) -> None:
+        """Raise the write error that stopped the committer, if one did."""
+        if self._failure is not None:
+            raise self._failure
 
     async def _run(self) -> None:
         while True:
@@ -198,18 +210,27 @@ class _GroupCommitter:
                 batch.append(self._queue.get_nowait())
             try:
                 await asyncio.to_thread(self._store.append_many, [record for record, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - a full disk, say: every waiting request sees it
-                for _, done in batch:
-                    if not done.done():
-                        done.set_exception(exc)
-                continue
-            for _, done in batch:
-                if not done.done():
-                    done.set_result(None)
+            except Exception as exc:  # noqa: BLE001 - a full disk, say: the run stops with it
+                self._failure = exc
+                while not self._queue.empty():  # not written either: sent again on resume
+                    self._queue.get_nowait()
+                    self._queue.task_done()
+                return
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            for _, on_written in batch:
+                on_written()
 
     async def close(self) -> None:
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
+        """Write every record handed over so far (answers that arrived before a Ctrl-C too), then stop."""
+        try:
+            if self._failure is None and not self._task.done():
+                await self._queue.join()
+        finally:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self.check()
 
 
 class _Progress:
@@ -336,6 +357,7 @@ async def run_requests(
             **_error_context(request),
         )
         stats.failed += 1
+        bar.update(stats, advance=1)
 
     async def attempt_once(request: GenerationRequest) -> Generation:
         if limiter is not None:
@@ -396,13 +418,16 @@ async def run_requests(
             record = sample_record(key, backend.model, request, generation)
             if on_result is not None:
                 record.update(on_result(request, generation))
-            await committer.commit(record)
-            stats.succeeded += 1
-            stats.prompt_tokens += generation.prompt_tokens or 0
-            stats.completion_tokens += generation.completion_tokens or 0
-            if generation.fingerprint:
-                fingerprints.add(generation.fingerprint)
+            committer.submit(record, functools.partial(written, generation))
             return
+
+    def written(generation: Generation) -> None:
+        stats.succeeded += 1
+        stats.prompt_tokens += generation.prompt_tokens or 0
+        stats.completion_tokens += generation.completion_tokens or 0
+        if generation.fingerprint:
+            fingerprints.add(generation.fingerprint)
+        bar.update(stats, advance=1)
 
     async def worker() -> None:
         while True:
@@ -411,7 +436,6 @@ async def run_requests(
             except asyncio.QueueEmpty:
                 return
             await send(key, request)
-            bar.update(stats, advance=1)
 
     workers = [asyncio.create_task(worker()) for _ in range(in_flight)]
     try:
@@ -423,8 +447,10 @@ async def run_requests(
         await asyncio.gather(*workers, return_exceptions=True)
         raise
     finally:
-        await committer.close()
-        bar.close()
+        try:
+            await committer.close()
+        finally:
+            bar.close()
         stats.fingerprints = sorted(fingerprints)
         stats.wall_seconds = time.perf_counter() - started
     return stats

@@ -71,6 +71,7 @@ class OpenAICompatibleBackend(Backend):
         self._chat_length_field = "max_tokens"
         self._request_timeout = request_timeout
         self._session: Any = None  # an aiohttp.ClientSession, opened by the first request (in its loop)
+        self._proxy: dict[str, Any] = {}
         #: generate() sends through aiohttp itself; the openai client (for /models) through its own
         self.transport = AIOHTTP
         http_client, self.client_transport = openai_http_client(request_timeout)
@@ -182,9 +183,11 @@ class OpenAICompatibleBackend(Backend):
                 connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=4.0),
                 headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
                 timeout=aiohttp.ClientTimeout(total=self._request_timeout),
-                trust_env=True,  # HTTP(S)_PROXY, as the openai client honours them
             )
-        async with self._session.post(self.base_url + path, data=json.dumps(body).encode()) as response:
+            self._proxy = env_proxy(self.base_url)
+        async with self._session.post(
+            self.base_url + path, data=json.dumps(body).encode(), **self._proxy
+        ) as response:
             return response.status, response.headers, await response.read()
 
     async def aclose(self) -> None:
@@ -192,6 +195,31 @@ class OpenAICompatibleBackend(Backend):
             await self._session.close()
             self._session = None
         await self._client.close()
+
+
+def env_proxy(url: str) -> dict[str, Any]:
+    """The proxy arguments for aiohttp requests to ``url`` from ``HTTP(S)_PROXY``/``NO_PROXY`` (as the
+    openai client honours them), read once per session.
+
+    Not aiohttp's ``trust_env=True``: that reads the environment in a worker thread for every request,
+    and ``~/.netrc`` in another, two thread hops that cost a fifth of the client's CPU per request at
+    hundreds of requests a second (benchmarks/bench_client_overhead.py). The netrc login it would add
+    is not wanted either: requests carry the API key's ``Authorization`` header.
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HTTP_PROXY": "http://proxy.example:3128", "NO_PROXY": "localhost"}):
+    ...     env_proxy("http://10.0.0.7:8080/v1")["proxy"], env_proxy("http://localhost:8080/v1")
+    (URL('http://proxy.example:3128'), {})
+    """
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        proxy, proxy_auth = get_env_proxy_for_url(URL(url))
+    except LookupError:  # no proxy for this scheme, or NO_PROXY names the host
+        return {}
+    return {"proxy": proxy, "proxy_auth": proxy_auth}
 
 
 def _listing(names: list[str], limit: int = 20) -> str:

@@ -52,6 +52,49 @@ def test_openai_backend_sends_through_aiohttp_not_the_httpx_pool(fixed_delay_ser
     assert health_transport == AIOHTTP
 
 
+def test_openai_requests_take_no_thread_hop(fixed_delay_server, monkeypatch) -> None:
+    """A request runs on the event loop alone: aiohttp's ``trust_env`` would read the proxy environment
+    and ``~/.netrc`` in worker threads for every request (a fifth of the client's CPU per request), so
+    the backend reads the proxy once per session instead. An ``HTTP_PROXY`` set for other hosts is still
+    honoured by its own rules: ``NO_PROXY`` keeps loopback direct here."""
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    hops: list[object] = []
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        run_in_executor = loop.run_in_executor
+
+        def counted(executor, func, *args):  # type: ignore[no-untyped-def]
+            hops.append(func)
+            return run_in_executor(executor, func, *args)
+
+        loop.run_in_executor = counted  # type: ignore[method-assign]
+        backend = create_backend(
+            "openai",
+            model="fixed-delay",
+            base_url=fixed_delay_server.base_url,
+            api_key=fixed_delay_server.api_key,
+        )
+        try:
+            await backend.generate(GenerationRequest("warm up", chat=True, settings=SETTINGS))
+            hops.clear()  # the first request opens the session and its connection
+            replies = await asyncio.gather(
+                *(
+                    backend.generate(GenerationRequest(f"request {i}", chat=True, settings=SETTINGS))
+                    for i in range(20)
+                )
+            )
+            assert [reply.text for reply in replies] == [f"{i} request" for i in range(20)]
+        finally:
+            await backend.aclose()
+
+    asyncio.run(go())
+    assert hops == [], (
+        f"{len(hops)} thread hops for 20 requests: {sorted({getattr(f, '__qualname__', repr(f)) for f in hops})}"
+    )
+
+
 def test_run_records_its_transport_in_config_json(fixed_delay_server, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", fixed_delay_server.api_key)
     run_dir = tmp_path / "run"

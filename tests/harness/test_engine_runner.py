@@ -314,7 +314,9 @@ def test_an_unexpected_backend_exception_costs_one_sample_not_the_run(tmp_path: 
     assert (error["error_type"], error["message"]) == ("unexpected_error", "KeyError: 'choices'")
 
 
-def test_progress_bar_reports_rate_retries_failures_and_tokens(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_progress_bar_reports_rate_retries_failures_and_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     """Written to a file, the progress line is whole: its end ("tokens 2 in / 6 out") used to be cut at 80."""
     script = {
         "a": [BackendError("HTTP 503", retryable=True)],
@@ -333,3 +335,98 @@ def test_progress_bar_reports_rate_retries_failures_and_tokens(tmp_path: Path, c
     shown = capsys.readouterr().err  # progress goes to stderr, whole lines when it is not a terminal
     assert "scripted:scripted-model" in shown and "3/3" in shown and "req/s" in shown
     assert "retries 1" in shown and "failed 1" in shown and "tokens 2 in / 6 out" in shown
+
+
+class _GatedStore(RunStore):
+    """A store whose first write waits until ``release`` is set: a disk slower than the server."""
+
+    def __init__(self, root: Path, release: Any):
+        super().__init__(root)
+        self.release = release
+
+    def append_many(self, records: list[dict[str, Any]]) -> list[bool]:
+        assert self.release.wait(timeout=10), "the engine waited for a write before sending on"
+        return super().append_many(records)
+
+
+def test_a_slot_sends_its_next_request_without_waiting_for_the_write(tmp_path: Path) -> None:
+    import threading
+
+    release = threading.Event()
+
+    class ReleasesAtTheLast(ScriptedBackend):
+        async def generate(self, request: GenerationRequest) -> Generation:
+            generation = await super().generate(request)
+            if len(self.calls) == 5:
+                release.set()
+            return generation
+
+    backend = ReleasesAtTheLast()
+    with _GatedStore(tmp_path, release) as store:
+        stats = asyncio.run(
+            run_requests(
+                backend, requests_for([f"p{i}" for i in range(5)]), store, EngineSettings(concurrency=1),
+                progress=False,
+            )
+        )  # fmt: skip
+        # one slot sent all five while the first write was still waiting: and all five are on disk
+        assert stats.succeeded == 5 and len(store.completed()) == 5
+
+
+def test_a_failed_write_stops_the_run_with_its_error_and_keeps_what_was_written(tmp_path: Path) -> None:
+    from scrambled_bench.errors import ScrambledBenchError
+
+    class FullDisk(RunStore):
+        writes = 0
+
+        def append_many(self, records: list[dict[str, Any]]) -> list[bool]:
+            self.writes += 1
+            if self.writes > 1:
+                raise ScrambledBenchError(f"cannot write {self.samples_path}: No space left on device")
+            return super().append_many(records)
+
+    backend = ScriptedBackend(delay=0.01)
+    with FullDisk(tmp_path) as store:
+        with pytest.raises(ScrambledBenchError, match="No space left"):
+            asyncio.run(
+                run_requests(
+                    backend, requests_for([f"p{i}" for i in range(20)]), store,
+                    EngineSettings(concurrency=1), progress=False,
+                )
+            )  # fmt: skip
+        kept = store.completed()
+    assert 1 <= len(kept) < 20
+    assert len(backend.calls) < 20  # the run stopped, it did not go on answering into a full disk
+    with RunStore(tmp_path) as reopened:
+        assert reopened.completed().keys() == kept.keys()
+
+
+def test_answers_that_arrived_before_a_cancel_are_written(tmp_path: Path) -> None:
+    arrived: list[str] = []
+
+    class Records(ScriptedBackend):
+        async def generate(self, request: GenerationRequest) -> Generation:
+            generation = await super().generate(request)
+            arrived.append(request.prompt)
+            return generation
+
+    async def cancel_after_some() -> None:
+        store = RunStore(tmp_path)
+        task = asyncio.create_task(
+            run_requests(
+                Records(delay=0.01), requests_for([f"p{i}" for i in range(200)]), store,
+                EngineSettings(concurrency=8), progress=False,
+            )
+        )  # fmt: skip
+        while len(arrived) < 20:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        store.close()
+
+    asyncio.run(cancel_after_some())
+    with RunStore(tmp_path) as reopened:
+        written = {record["prompt"] for record in reopened.completed().values()}
+    # every answer the backend returned before the cancel is on disk; none is lost
+    assert written == set(arrived) and len(written) < 200
