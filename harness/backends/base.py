@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
@@ -32,7 +32,18 @@ class GenerationSettings:
     seed: int | None = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
+        """The settings as JSON-ready fields (``stop`` a list), in field order; built field by field, not
+        with ``dataclasses.asdict``, whose deep copy cost a tenth of the client's CPU per request.
+
+        >>> GenerationSettings(max_new_tokens=8, stop=("\\n",)).as_dict()
+        {'max_new_tokens': 8, 'temperature': 0.0, 'stop': ['\\n'], 'seed': 0}
+        """
+        values = {name: getattr(self, name) for name in _SETTINGS_FIELDS}
+        values["stop"] = list(self.stop)
+        return values
+
+
+_SETTINGS_FIELDS = tuple(entry.name for entry in fields(GenerationSettings))
 
 
 @dataclass(frozen=True)
