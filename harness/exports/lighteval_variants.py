@@ -27,6 +27,7 @@ from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.exports.lm_eval_variants import variant_name
+from scrambled_bench.harness.exports.logged_samples import newest_per_task
 
 MODULE_FILE = "scrambled_tasks.py"
 MODULE_TEXT = '''"""The scrambled variants of lighteval tasks, written by `scrambled-bench scramble lighteval:...`.
@@ -174,18 +175,6 @@ def derived_tasks_table(out: Path) -> list[Any]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _newest(paths: Sequence[Path], pattern: re.Pattern[str], key: str | None) -> dict[str, Path]:
-    newest: dict[str, tuple[str, Path]] = {}
-    for path in paths:
-        match = pattern.match(path.name)
-        if match is None:
-            continue
-        name = match[key] if key else ""
-        if name not in newest or match["date"] > newest[name][0]:
-            newest[name] = (match["date"], path)
-    return {name: path for name, (_, path) in newest.items()}
-
-
 def read_results(folder: Path) -> dict[str, Any]:
     """lighteval's results files under ``folder`` merged, newest last: ``results`` and ``config_tasks``
     per ``task|shots`` (each command writes its own file)."""
@@ -276,7 +265,7 @@ def score_lighteval_derived(folder: Path, settings: Any) -> dict[str, Any]:
     derived = derived_tasks(results["config_tasks"])
     if not derived:
         return {}
-    details = _newest(list(Path(folder).rglob("details_*.parquet")), DETAILS, "task")
+    details = newest_per_task(Path(folder).rglob("details_*.parquet"), DETAILS)
     section: dict[str, Any] = {}
     for canonical, variants in derived.items():
         needed = [canonical, *variants.values()]

@@ -60,25 +60,39 @@ def exported_logs(files: Iterable[Path], pattern: re.Pattern[str]) -> list[Path]
     return [path for path in files if _log_task(path, pattern) is not None]
 
 
-def newest_per_task(files: Iterable[Path], pattern: re.Pattern[str]) -> dict[str, Path]:
-    """The newest log file of each exported task among ``files`` (a folder re-run keeps the old logs), by
-    the date in its name; files of other tasks are left out.
+def newest_per_task(
+    files: Iterable[Path], pattern: re.Pattern[str], wanted: Callable[[str], bool] | None = None
+) -> dict[str, Path]:
+    """The newest log file of each task among ``files`` (a folder re-run keeps the old logs), by the date
+    in its name (``pattern``'s ``task`` and ``date`` groups); other files, and tasks ``wanted`` refuses, are
+    left out. The one place lm-eval's samples files and lighteval's details files are picked.
 
     >>> files = [Path("m/samples_scrambled_bench_scrqa_dream_kfl_2026-01-02T10-00-00.1.jsonl"),
     ...          Path("m/samples_scrambled_bench_scrqa_dream_kfl_2026-01-03T09-00-00.1.jsonl"),
     ...          Path("m/samples_hellaswag_2026-01-03T09-00-00.1.jsonl")]
-    >>> {task: path.name[-27:] for task, path in newest_per_task(files, LM_EVAL_SAMPLES).items()}
+    >>> {task: path.name[-27:] for task, path in newest_per_task(files, LM_EVAL_SAMPLES, is_exported).items()}
     {'scrambled_bench_scrqa_dream_kfl': '2026-01-03T09-00-00.1.jsonl'}
+    >>> sorted(newest_per_task(files, LM_EVAL_SAMPLES))
+    ['hellaswag', 'scrambled_bench_scrqa_dream_kfl']
     """
     newest: dict[str, tuple[str, Path]] = {}
     for path in files:
-        named = _log_task(path, pattern)
-        if named is None:
+        match = pattern.match(path.name)
+        if match is None or (wanted is not None and not wanted(match["task"])):
             continue
-        task, date = named
+        task, date = match["task"], match["date"]
         if task not in newest or date > newest[task][0]:
             newest[task] = (date, path)
     return {task: path for task, (_, path) in sorted(newest.items())}
+
+
+def is_exported(task: str) -> bool:
+    """Whether a harness task name is one of the bench's own exported tasks.
+
+    >>> is_exported("scrambled_bench_scrqa_dream_kfl"), is_exported("arc_easy_kfl")
+    (True, False)
+    """
+    return task.startswith(PREFIX)
 
 
 def _one_model(folder: Path, files: Sequence[Path], depth: int) -> None:
@@ -120,7 +134,7 @@ class _LogLayout:
                 f"run {self.harness} with {self.log_option} {self.output_option} {folder}"
             )
         _one_model(folder, logs, self.model_depth)
-        return list(newest_per_task(logs, self.pattern).values())
+        return list(newest_per_task(logs, self.pattern, is_exported).values())
 
 
 #: lm-eval writes <output_path>/<model>/samples_*.jsonl
@@ -354,9 +368,6 @@ def scrambled_tasks_section(source: str, folder: Path, settings: CompareSettings
     results = newest_results(folder)
     if results is None:
         return {}
-    newest: dict[str, tuple[str, Path]] = {}
-    for path in folder.rglob(LM_EVAL_LOGS.glob):
-        match = LM_EVAL_SAMPLES.match(path.name)
-        if match is not None and (match["task"] not in newest or match["date"] > newest[match["task"]][0]):
-            newest[match["task"]] = (match["date"], path)
-    return score_derived(folder, {task: path for task, (_, path) in newest.items()}, results, settings)
+    return score_derived(
+        folder, newest_per_task(folder.rglob(LM_EVAL_LOGS.glob), LM_EVAL_SAMPLES), results, settings
+    )

@@ -138,19 +138,11 @@ def _first_argument(arguments: Any) -> str | None:
 
 
 def _lm_eval_prompts(folder: Path, tasks: set[str]) -> dict[str, dict[Any, str]]:
-    from scrambled_bench.harness.exports.logged_samples import LM_EVAL_SAMPLES
+    from scrambled_bench.harness.exports.logged_samples import LM_EVAL_SAMPLES, newest_per_task
 
-    newest: dict[str, tuple[str, Path]] = {}
-    for path in folder.rglob("samples_*.jsonl"):
-        match = LM_EVAL_SAMPLES.match(path.name)
-        if (
-            match
-            and match["task"] in tasks
-            and (match["task"] not in newest or match["date"] > newest[match["task"]][0])
-        ):
-            newest[match["task"]] = (match["date"], path)
+    newest = newest_per_task(folder.rglob("samples_*.jsonl"), LM_EVAL_SAMPLES, tasks.__contains__)
     prompts: dict[str, dict[Any, str]] = {}
-    for task, (_, path) in newest.items():
+    for task, path in newest.items():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -163,15 +155,15 @@ def _lm_eval_prompts(folder: Path, tasks: set[str]) -> dict[str, dict[Any, str]]
 def _lighteval_prompts(folder: Path, tasks: set[str]) -> dict[str, dict[Any, str]]:
     import pyarrow.parquet as pq
 
-    from scrambled_bench.harness.exports.lighteval_variants import DETAILS, _newest
+    from scrambled_bench.harness.exports.lighteval_variants import DETAILS
+    from scrambled_bench.harness.exports.logged_samples import newest_per_task
 
     prompts: dict[str, dict[Any, str]] = {}
-    for task, path in _newest(list(folder.rglob("details_*.parquet")), DETAILS, "task").items():
-        if task in tasks:
-            for row in pq.read_table(path, columns=["doc"]).to_pylist():
-                doc = row.get("doc") or {}
-                if doc.get("query") is not None:
-                    prompts.setdefault(task, {}).setdefault(doc.get("id"), doc["query"])
+    for task, path in newest_per_task(folder.rglob("details_*.parquet"), DETAILS, tasks.__contains__).items():
+        for row in pq.read_table(path, columns=["doc"]).to_pylist():
+            doc = row.get("doc") or {}
+            if doc.get("query") is not None:
+                prompts.setdefault(task, {}).setdefault(doc.get("id"), doc["query"])
     return prompts
 
 
