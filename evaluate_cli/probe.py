@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli.options import NResamplesOption, option
+from scrambled_bench.evaluate_cli.options import open_unit_interval, option
 
 # kept in step with scrambled_bench.probing (data.DEFAULT_TYPES, run.DEFAULT_LIMIT_*); a test checks it, and
 # the CLI need not import the probing package (numpy, torch) to print its help
@@ -43,16 +43,15 @@ def probe(
     device: Annotated[Device, option("--device", "auto (CUDA when there is one), cpu or cuda.")] = Device.auto,
     run_dir: Annotated[Path | None, option("--run-dir", "Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there).")] = None,
     source_dir: Annotated[Path | None, option("--source-dir", "DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).")] = None,
-    seed: Annotated[int, option("--seed", "Seed of the scrambling, the question choice, the probes, the bootstrap.")] = 0,
-    confidence_level: Annotated[float, option("--confidence-level", "Bootstrap interval level.", min=0.5, max=0.999)] = 0.95,
-    n_resamples: NResamplesOption = 1000,
+    seed: Annotated[int, option("--seed", "Seed of the scrambling, the question choice and the probes.")] = 0,
+    confidence_level: Annotated[float, option("--confidence-level", "Level of the accuracies' Wilson intervals, between 0 and 1 (both excluded).", callback=open_unit_interval)] = 0.95,
     progress: Annotated[bool, option("--progress/--no-progress", "Show a progress bar with ETA.")] = True,
 ) -> None:  # fmt: skip
     """Probe every layer for the DREAM answer under each scramble setting (Appendix A.3, Figures 7-8).
 
     For each layer (0 = embeddings) a logistic regression reads the last prompt token's hidden state
     and predicts the answer letter; it is trained on a mixture of the settings over DREAM train and
-    scored per setting on dev + test, with bootstrap intervals and the chance level (1/3). Writes
+    scored per setting on dev + test, with Wilson intervals and the chance level (1/3). Writes
     probe.json and figure7/figure8 (PNG, SVG) into the run folder; features are cached there
     (float16 safetensors), so a rerun resumes. The defaults take a few minutes on a CPU.
 
@@ -75,7 +74,7 @@ def probe(
         limit_train=None if full else (limit_train or DEFAULT_LIMIT_TRAIN),
         limit_eval=None if full else (limit_eval or DEFAULT_LIMIT_EVAL),
         layers=layers, batch_size=batch_size, device=device.value, run_dir=run_dir, source_dir=source_dir,
-        seed=seed, confidence_level=confidence_level, n_resamples=n_resamples, progress=progress,
+        seed=seed, confidence_level=confidence_level, progress=progress,
     )  # fmt: skip
     typer.echo(summarise(result.layers, result.types))
     typer.echo(str(Path(result.info["run_dir"]) / RESULT_FILE))

@@ -7,7 +7,7 @@ of scramble settings over DREAM's training set and evaluated on dev + test, one 
 
 - :mod:`~scrambled_bench.probing.data`: the questions, the prompt template, the scrambling.
 - :mod:`~scrambled_bench.probing.features`: the model, batched extraction, the float16 safetensors cache.
-- :mod:`~scrambled_bench.probing.probes`: one probe per layer, streamed from the cache; bootstrap intervals.
+- :mod:`~scrambled_bench.probing.probes`: one probe per layer, streamed from the cache; Wilson intervals.
 - :mod:`~scrambled_bench.probing.figures`: Figures 7 and 8.
 - :mod:`~scrambled_bench.probing.run`: :func:`~scrambled_bench.probing.run.run_probe`, the whole job.
 - :mod:`~scrambled_bench.probing.report`: what ``scrambled-bench report`` shows of a probe run folder.

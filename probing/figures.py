@@ -1,6 +1,7 @@
 """Figures 7 and 8 of the paper from a :class:`~scrambled_bench.probing.probes.ProbeResult`.
 
-Figure 7: probe accuracy per layer, one line per setting, with its bootstrap band and the chance level.
+Figure 7: probe accuracy per layer, one line per setting, with its interval band (Wilson in probe.json files
+written since the bootstrap was replaced; the method is read from the file) and the chance level.
 Figure 8: the layer-wise differential, each probed layer's accuracy minus the previous probed layer's, in
 percentage points. Each is written as PNG and SVG; matplotlib runs headless (Agg).
 """
@@ -57,6 +58,21 @@ def _save(fig: Any, out_dir: Path, name: str) -> list[Path]:
     return written
 
 
+def interval_label(info: dict[str, Any]) -> tuple[float, str]:
+    """The level and method of a probe.json's accuracy intervals; files written before the Wilson interval
+    say ``bootstrap`` (a percentile bootstrap), and are labelled so.
+
+    >>> interval_label({"interval": {"method": "wilson", "confidence_level": 0.9}})
+    (0.9, 'Wilson')
+    >>> interval_label({"bootstrap": {"method": "percentile", "confidence_level": 0.95, "n_resamples": 1000}})
+    (0.95, 'percentile bootstrap')
+    """
+    if "interval" in info:
+        return float(info["interval"]["confidence_level"]), str(info["interval"]["method"]).capitalize()
+    old = info.get("bootstrap", {})
+    return float(old.get("confidence_level", 0.95)), f"{old.get('method', 'percentile')} bootstrap"
+
+
 def _subtitle(result: ProbeResult) -> str:
     train = result.info.get("train", {})
     evaluation = result.info.get("eval", {})
@@ -96,9 +112,9 @@ def plot_figure7(result: ProbeResult, out_dir: Path) -> list[Path]:
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("probe accuracy on dev + test (%)")
     ax.grid(alpha=0.3)
-    level = result.info.get("bootstrap", {}).get("confidence_level", 0.95)
+    level, method = interval_label(result.info)
     ax.legend(
-        title=f"setting (bands: {level:.0%} CI)",
+        title=f"setting (bands: {level:.0%} {method} CI)",
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         fontsize="small",

@@ -2,8 +2,9 @@
 
 Per layer: a :class:`~sklearn.preprocessing.StandardScaler` fitted on the training mixture only (every
 setting's training features together), then a :class:`~sklearn.linear_model.LogisticRegression` (fixed
-``random_state``) on the standardised features; each evaluation setting is scored separately, with a
-seeded percentile bootstrap interval over its questions. Layers are fitted one at a time from a
+``random_state``) on the standardised features; each evaluation setting is scored separately, with the
+Wilson interval of its accuracy over its questions (the same function as ``run``'s accuracies: never of
+zero width at 0 of n or n of n, which a percentile bootstrap of a constant sample would claim). Layers are fitted one at a time from a
 ``load_layer(layer)`` callable, so only one layer's features are in memory at once.
 """
 
@@ -18,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import wilson_interval
 
 #: probe.json's layout version
 RESULT_FORMAT = 1
+#: how probe.json's accuracy intervals are made
+INTERVAL_METHOD = "wilson"
 #: the logistic regression's inverse regularisation strength and iteration cap
 DEFAULT_C = 1.0
 DEFAULT_MAX_ITER = 1000
@@ -38,7 +42,7 @@ class LayerData:
 
 @dataclass(frozen=True)
 class Score:
-    """An accuracy (a fraction) with its bootstrap interval over ``n`` questions."""
+    """An accuracy (a fraction) with its Wilson interval over ``n`` questions."""
 
     accuracy: float
     low: float
@@ -84,26 +88,6 @@ class LayerResult:
         )
 
 
-def bootstrap_interval(
-    correct: np.ndarray, *, confidence_level: float = 0.95, n_resamples: int = 1000, seed: int = 0
-) -> tuple[float, float]:
-    """The percentile bootstrap interval of the mean of ``correct`` (booleans), with a seeded generator.
-
-    >>> bootstrap_interval(np.array([True] * 8 + [False] * 2), seed=0)
-    (0.5, 1.0)
-    >>> bootstrap_interval(np.array([True, True]))
-    (1.0, 1.0)
-    """
-    values = np.asarray(correct, dtype=np.float64)
-    if values.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
-    tail = (1.0 - confidence_level) / 2.0 * 100.0
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    return (round(float(low), 6), round(float(high), 6))
-
-
 def fit_layer(
     data: LayerData, *, seed: int = 0, C: float = DEFAULT_C, max_iter: int = DEFAULT_MAX_ITER
 ) -> tuple[float, dict[str, np.ndarray], bool]:
@@ -138,17 +122,20 @@ def fit_layer(
     return train_accuracy, correct, converged
 
 
-def score_of(correct: np.ndarray, *, confidence_level: float, n_resamples: int, seed: int) -> Score:
-    """Accuracy of ``correct`` (booleans) with its bootstrap interval.
+def score_of(correct: np.ndarray, *, confidence_level: float) -> Score:
+    """Accuracy of ``correct`` (booleans) with its Wilson interval.
 
-    >>> score_of(np.array([True, False, True, True]), confidence_level=0.95, n_resamples=200, seed=0).accuracy
-    0.75
+    >>> score_of(np.array([True, False, True, True]), confidence_level=0.95)
+    Score(accuracy=0.75, low=0.300636, high=0.954414, n=4)
+    >>> score_of(np.array([False] * 6), confidence_level=0.95)  # 0 of 6: not a certain zero
+    Score(accuracy=0.0, low=0.0, high=0.390334, n=6)
     """
-    low, high = bootstrap_interval(
-        correct, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+    if not correct.size:
+        return Score(accuracy=float("nan"), low=float("nan"), high=float("nan"), n=0)
+    low, high = wilson_interval(int(np.sum(correct)), int(correct.size), confidence_level)
+    return Score(
+        accuracy=round(float(np.mean(correct)), 6), low=round(low, 6), high=round(high, 6), n=int(correct.size)
     )
-    accuracy = round(float(np.mean(correct)), 6) if correct.size else float("nan")
-    return Score(accuracy=accuracy, low=low, high=high, n=int(correct.size))
 
 
 def fit_probes(
@@ -157,7 +144,6 @@ def fit_probes(
     *,
     seed: int = 0,
     confidence_level: float = 0.95,
-    n_resamples: int = 1000,
     C: float = DEFAULT_C,
     max_iter: int = DEFAULT_MAX_ITER,
     on_layer: Callable[[LayerResult], None] | None = None,
@@ -182,7 +168,7 @@ def fit_probes(
             )
         train_accuracy, correct, converged = fit_layer(data, seed=seed, C=C, max_iter=max_iter)
         scores = {
-            name: score_of(hits, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+            name: score_of(hits, confidence_level=confidence_level)
             for name, hits in correct.items()
         }
         result = LayerResult(

@@ -60,6 +60,7 @@ from scrambled_bench.probing.features import (
 )
 from scrambled_bench.probing.probes import (
     DEFAULT_C,
+    INTERVAL_METHOD,
     DEFAULT_MAX_ITER,
     LayerData,
     ProbeResult,
@@ -309,7 +310,6 @@ def _check_options(
     batch_size: int,
     device: str,
     confidence_level: float,
-    n_resamples: int,
 ) -> None:
     """The numeric and named options, each with a one-line error (the CLI's own bounds say the same)."""
     check_limit("--limit-train", limit_train)
@@ -320,8 +320,6 @@ def _check_options(
         raise ScrambledBenchError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
     if not 0 < confidence_level < 1:
         raise ScrambledBenchError(f"--confidence-level must be between 0 and 1, got {confidence_level}")
-    if n_resamples < 1:
-        raise ScrambledBenchError(f"--n-resamples must be at least 1, got {n_resamples}")
 
 
 def run_probe(
@@ -337,7 +335,6 @@ def run_probe(
     source_dir: str | os.PathLike[str] | None = None,
     seed: int = 0,
     confidence_level: float = 0.95,
-    n_resamples: int = 1000,
     runs_root: str | os.PathLike[str] = DEFAULT_RUNS,
     progress: bool = False,
 ) -> ProbeResult:
@@ -358,7 +355,7 @@ def run_probe(
     _check_probe_dependencies()
     chosen_types = parse_types(types)
     layer_spec = parse_layers(layers)
-    _check_options(limit_train, limit_eval, batch_size, device, confidence_level, n_resamples)
+    _check_options(limit_train, limit_eval, batch_size, device, confidence_level)
     started = time.perf_counter()
     report = _Progress(progress)
 
@@ -388,7 +385,6 @@ def run_probe(
         "device": device,
         "seed": seed,
         "confidence_level": confidence_level,
-        "n_resamples": n_resamples,
     }
 
     with locked(folder):
@@ -424,7 +420,6 @@ def run_probe(
             layer_data_loader(cache, chosen_types, train, evaluation),
             seed=seed,
             confidence_level=confidence_level,
-            n_resamples=n_resamples,
         )
         fitted_at = time.perf_counter()
         result = ProbeResult(
@@ -486,12 +481,7 @@ def _result_info(
             "standardisation": "sklearn StandardScaler fitted on the training mixture only",
             "feature": "last non-padding token, every hidden state (0 = embeddings), cached as float16",
         },
-        "bootstrap": {
-            "method": "percentile",
-            "confidence_level": settings["confidence_level"],
-            "n_resamples": settings["n_resamples"],
-            "seed": settings["seed"],
-        },
+        "interval": {"method": INTERVAL_METHOD, "confidence_level": settings["confidence_level"]},
         "settings": settings,
         "extraction": {
             "computed_samples": stats.samples,

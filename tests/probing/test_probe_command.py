@@ -102,7 +102,7 @@ def test_a_rerun_computes_only_what_is_missing_and_gives_the_same_probe(
         return smollm2  # the session's model: reloading it would only cost time
 
     monkeypatch.setattr(probe_run, "load_model", already_loaded)
-    options = {"source_dir": source_mirror, "run_dir": tmp_path, "layers": "0,15,30", "n_resamples": 200}
+    options = {"source_dir": source_mirror, "run_dir": tmp_path, "layers": "0,15,30"}
     first = probe_run.run_probe(types=["original"], limit_train=6, limit_eval=3, **options)
     assert first.info["extraction"]["computed_samples"] == 9
     again = probe_run.run_probe(types=["original"], limit_train=6, limit_eval=3, **options)

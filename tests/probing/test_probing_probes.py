@@ -1,4 +1,4 @@
-"""The probes on synthetic features with a known answer, the bootstrap, the result document, the figures."""
+"""The probes on synthetic features with a known answer, their Wilson intervals, the result document, the figures."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrambled_bench.probing.probes import (
     LayerData,
     LayerResult,
     ProbeResult,
     Score,
-    bootstrap_interval,
     fit_layer,
     fit_probes,
+    score_of,
 )
 
 pytestmark = pytest.mark.usefixtures("probe_fitting")
@@ -60,7 +62,7 @@ def _loader(features: np.ndarray, labels: np.ndarray, n_train: int):
 def test_a_label_planted_in_one_layer_is_found_there_and_nowhere_else() -> None:
     n_layers, planted = 6, 3
     features, labels = planted_label_features(900, 32, n_layers, planted, seed=7)
-    results = fit_probes(range(n_layers), _loader(features, labels, 600), seed=0, n_resamples=500)
+    results = fit_probes(range(n_layers), _loader(features, labels, 600), seed=0)
 
     assert [r.layer for r in results] == list(range(n_layers))
     by_layer = {r.layer: r.scores["planted"] for r in results}
@@ -95,9 +97,20 @@ def test_probes_and_intervals_are_deterministic() -> None:
     second = fit_probes([0, 1], _loader(features, labels, 200), seed=5)
     assert [r.scores for r in first] == [r.scores for r in second]
     correct = np.arange(50) % 3 == 0
-    assert bootstrap_interval(correct, seed=1) == bootstrap_interval(correct, seed=1)
-    low, high = bootstrap_interval(correct, confidence_level=0.9, n_resamples=2000, seed=1)
-    assert low < correct.mean() < high
+    score = score_of(correct, confidence_level=0.9)
+    assert score.low < correct.mean() < score.high
+
+
+@given(n=st.integers(1, 400), data=st.data(), level=st.floats(0.5, 0.999))
+def test_every_probe_interval_has_positive_width_and_holds_its_accuracy(n: int, data, level: float) -> None:
+    """0 of n and n of n included: a percentile bootstrap of a constant sample gave [0, 0] and [1, 1]."""
+    hits = data.draw(st.integers(0, n))
+    correct = np.arange(n) < hits
+    score = score_of(correct, confidence_level=level)
+    assert score.low < score.high
+    assert score.low <= score.accuracy <= score.high
+    narrower = score_of(correct, confidence_level=level / 2)
+    assert score.low <= narrower.low and narrower.high <= score.high
 
 
 def _result() -> ProbeResult:
@@ -112,7 +125,7 @@ def _result() -> ProbeResult:
     info = {
         "train": {"questions_per_type": 24},
         "eval": {"questions_per_type": 12},
-        "bootstrap": {"confidence_level": 0.9},
+        "interval": {"method": "wilson", "confidence_level": 0.9},
     }
     return ProbeResult("SmolLM2", ("original", "kfl"), layers, CHANCE, info)
 
