@@ -179,8 +179,11 @@ def sample_record(key: str, model: str, request: GenerationRequest, generation: 
 
 #: ``asyncio.timeout`` (Python 3.11+), which times a request out in its own task; None before 3.11
 _TIMEOUT_SCOPE = getattr(asyncio, "timeout", None)
-#: how long the committer lets answers gather before it reads and writes them (see _GroupCommitter)
-COMMIT_DELAY = 0.01
+#: the committer reads and writes answers once none has arrived for this long (the wave of answers a fast
+#: server sends together has passed, and every slot waits on the server again) ...
+COMMIT_QUIET = 0.005
+#: ... or once the first of them has waited this long (answers that never pause still get written)
+COMMIT_MAX_DELAY = 0.2
 
 
 class _GroupCommitter:
@@ -193,7 +196,8 @@ class _GroupCommitter:
     the next request would add the task's reader to it. An ideal server answers a whole wave of requests
     at once, and the last of the wave waits for the client to handle all the others, so whatever a slot
     does between an answer and its next request is paid once per request in flight, every cycle (the
-    reader alone cost 4-9% of the server's throughput at 64-256 in flight and 0.25 s per answer).
+    reader alone cost 4-9% of the server's throughput at 64-256 in flight and 0.25 s per answer). So the
+    committer also waits for a lull in the answers (:meth:`_quiet`) before it reads and writes them.
 
     A request still counts as done only once its record is on disk: ``on_written`` runs then. A failure
     (a full disk, a bug in ``build``) stops the committer; :meth:`check` raises it in the workers and
@@ -209,13 +213,27 @@ class _GroupCommitter:
             asyncio.Queue()
         )
         self._failure: BaseException | None = None
+        self._last_answer = 0.0
         self._task = asyncio.create_task(self._run())
 
     def submit(
         self, key: str, request: GenerationRequest, generation: Generation, on_written: Callable[[], None]
     ) -> None:
         self.check()
+        self._last_answer = asyncio.get_running_loop().time()
         self._queue.put_nowait(((key, request, generation), on_written))
+
+    async def _quiet(self) -> None:
+        """Wait until no answer has come for :data:`COMMIT_QUIET`, at most :data:`COMMIT_MAX_DELAY`: the
+        reader's work then runs while every request is out, not between an answer and the next request."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + COMMIT_MAX_DELAY
+        while True:
+            now = loop.time()
+            wait = min(self._last_answer + COMMIT_QUIET, deadline) - now
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
 
     def check(self) -> None:
         """Raise the error that stopped the committer, if one did."""
@@ -225,7 +243,7 @@ class _GroupCommitter:
     async def _run(self) -> None:
         while self._failure is None:
             batch = [await self._queue.get()]
-            await asyncio.sleep(COMMIT_DELAY)
+            await self._quiet()
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
