@@ -114,7 +114,7 @@ def plot_figure7(result: ProbeResult, out_dir: Path) -> list[Path]:
     ax.grid(alpha=0.3)
     level, method = interval_label(result.info)
     ax.legend(
-        title=f"setting (bands: {level:.0%} {method} CI)",
+        title=f"setting\n(bands: {level:.0%}\n{method} CI)",
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         fontsize="small",
