@@ -1,16 +1,15 @@
 """The test's own canonical lighteval task (built-in tasks fetch their data from the Hub): a generative task
 in a ``--custom-tasks`` file over a local parquet dataset (``hf_repo`` a folder), with a list-of-strings
-``choices`` column and a few-shot split (``train``, two rows; ``test`` has four): the rows of
-``lm_eval_canonical``, so both harnesses' tests read the same documents."""
+``choices`` column and a few-shot split (``train``, two rows; ``test`` has four): the documents of
+``lm_eval_canonical.write_canonical_data``, so both harnesses' tests read the same ones."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-from lm_eval_canonical import ANSWERS, CHOICES, QUESTIONS
+from lm_eval_canonical import write_canonical_data
 
-TASK_MODULE = '''
+TASK_MODULE = """
 from lighteval.metrics.metrics import Metrics
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc
@@ -42,16 +41,12 @@ planets = LightevalTaskConfig(
 )
 
 TASKS_TABLE = [planets]
-'''
+"""
 
 
 def write_canonical_task(folder: Path) -> Path:
     """The test's own task: parquet data (a test and a few-shot split) and the custom-tasks file; its path."""
-    data = folder / "data"
-    data.mkdir(parents=True)
-    frame = pd.DataFrame({"question": QUESTIONS, "choices": CHOICES, "answer": ANSWERS})
-    frame.iloc[2:].to_parquet(data / "test.parquet")
-    frame.iloc[:2].to_parquet(data / "train.parquet")  # the demonstrations
+    data = write_canonical_data(folder)
     module = folder / "planets_tasks.py"
     module.write_text(TASK_MODULE.format(data=str(data.resolve())))
     return module

@@ -65,13 +65,20 @@ metadata:
 """
 
 
-def write_canonical_task(folder: Path) -> Path:
-    """The test's own task: parquet data (a test and a few-shot split), utils.py and the YAML; its folder."""
+def write_canonical_data(folder: Path) -> Path:
+    """The documents both harnesses' canonical tasks read, as parquet: ``test`` (four rows) and the few-shot
+    split ``train`` (two); the folder holding them."""
     data = folder / "data"
     data.mkdir(parents=True)
     frame = pd.DataFrame({"question": QUESTIONS, "choices": CHOICES, "answer": ANSWERS})
     frame.iloc[2:].to_parquet(data / "test.parquet")
     frame.iloc[:2].to_parquet(data / "train.parquet")  # the demonstrations
+    return data
+
+
+def write_canonical_task(folder: Path) -> Path:
+    """The test's own task: parquet data (a test and a few-shot split), utils.py and the YAML; its folder."""
+    data = write_canonical_data(folder)
     tasks = folder / "tasks" / "planets"
     tasks.mkdir(parents=True)
     (tasks / "utils.py").write_text(UTILS)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from harness_support import one_error_line, set_offline
 from lm_eval_canonical import write_canonical_task
 
 from scrambled_bench.builder.harness_tasks import resolve_lm_eval
@@ -23,21 +24,11 @@ pytestmark = [
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets_cache"))
+    set_offline(monkeypatch, tmp_path)
 
 
 def _scramble(include: Path, out: Path, *options: str, task: str = "planets") -> int:
     return main(["scramble", f"lm-eval:{task}", "--include-path", str(include), *options, "--out", str(out)])
-
-
-def _error(capsys: pytest.CaptureFixture[str]) -> str:
-    """The one error line (datasets' progress bars may precede it)."""
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "Traceback" not in err, err
-    return errors[0]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +89,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, task, column
     include = write_canonical_task(tmp_path)
     out = tmp_path / "out"
     assert _scramble(include, out, "--columns", columns, "--types", "kfl", task=task) == 2
-    assert message in _error(capsys)
+    assert message in one_error_line(capsys)
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
 
 
@@ -113,7 +104,7 @@ def test_a_function_target_that_reads_a_chosen_column_is_refused(tmp_path, capsy
         + "\n\ndef target(doc):\n    return doc['question'].split()[0]\n"
     )
     assert _scramble(include, tmp_path / "out", "--columns", "question", "--types", "rs50") == 2
-    assert re.search(r"task planets's target of document \d+ changes under rs50", _error(capsys))
+    assert re.search(r"task planets's target of document \d+ changes under rs50", one_error_line(capsys))
 
 
 def test_a_dataset_that_cannot_be_loaded_offline(tmp_path, capsys, hub_offline):
@@ -123,7 +114,7 @@ def test_a_dataset_that_cannot_be_loaded_offline(tmp_path, capsys, hub_offline):
         yaml_path.read_text().replace("dataset_path: parquet", "dataset_path: nobody/no-such-dataset")
     )
     assert _scramble(include, tmp_path / "out", "--columns", "question", "--types", "kfl") == 2
-    assert "task planets: cannot load dataset 'nobody/no-such-dataset'" in _error(capsys)
+    assert "task planets: cannot load dataset 'nobody/no-such-dataset'" in one_error_line(capsys)
 
 
 def test_an_output_folder_that_is_not_a_scramble_output_is_refused(tmp_path, capsys):
@@ -132,7 +123,7 @@ def test_an_output_folder_that_is_not_a_scramble_output_is_refused(tmp_path, cap
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     assert _scramble(include, out, "--columns", "question", "--types", "kfl") == 2
-    assert "is not a previous `scramble` output" in _error(capsys)
+    assert "is not a previous `scramble` output" in one_error_line(capsys)
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
 
 
@@ -145,4 +136,6 @@ def test_score_from_lm_eval_without_logged_samples(tmp_path, capsys):
     }
     (folder / "results_2026-01-01T00-00-00.1.json").write_text(json.dumps(results))
     assert main(["score", "--from-lm-eval", str(tmp_path / "lm_out")]) == 2
-    assert "no logged samples of planets, planets_kfl; run lm_eval with --log_samples" in _error(capsys)
+    assert "no logged samples of planets, planets_kfl; run lm_eval with --log_samples" in one_error_line(
+        capsys
+    )

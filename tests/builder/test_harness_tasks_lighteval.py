@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from harness_support import one_error_line, set_offline
 from lighteval_canonical import write_canonical_task
 
 from scrambled_bench.evaluate_cli.main import main
@@ -24,21 +25,11 @@ pytestmark = [
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets_cache"))
+    set_offline(monkeypatch, tmp_path)
 
 
 def _scramble(custom: Path, out: Path, *options: str, spec: str = "custom|planets|2") -> int:
     return main(["scramble", f"lighteval:{spec}", "--custom-tasks", str(custom), *options, "--out", str(out)])
-
-
-def _error(capsys: pytest.CaptureFixture[str]) -> str:
-    """The one error line (lighteval's and datasets' chatter may precede it)."""
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "Traceback" not in err, err
-    return errors[0]
 
 
 @pytest.mark.parametrize(
@@ -89,7 +80,9 @@ def test_the_output_holds_the_data_the_custom_tasks_module_and_a_manifest(tmp_pa
             None,
         )
         changed = {
-            f.name for f in dataclasses.fields(variant) if getattr(variant, f.name) != getattr(canonical, f.name)
+            f.name
+            for f in dataclasses.fields(variant)
+            if getattr(variant, f.name) != getattr(canonical, f.name)
         }
         assert changed == {"name", "hf_repo", "hf_subset"}  # and nothing else (hf_revision: None in both)
         assert variant.prompt_function is canonical.prompt_function
@@ -112,7 +105,11 @@ def test_the_module_finds_its_folder_where_it_was_moved(tmp_path: Path):
     ("spec", "columns", "message"),
     [
         ("custom|planet|2", "question", re.escape("lighteval has no task 'planet' (closest: planets)")),
-        ("custom|planets|2", "questio", re.escape("has no column 'questio' (columns: question, choices, answer)")),
+        (
+            "custom|planets|2",
+            "questio",
+            re.escape("has no column 'questio' (columns: question, choices, answer)"),
+        ),
         ("custom|planets|2", "question,answer", r"task planets's target of document \d+ changes under sub"),
     ],
 )
@@ -120,7 +117,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, spec, column
     custom = write_canonical_task(tmp_path)
     out = tmp_path / "out"
     assert _scramble(custom, out, "--columns", columns, "--types", "sub", spec=spec) == 2
-    assert re.search(message, _error(capsys))
+    assert re.search(message, one_error_line(capsys))
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
 
 
@@ -128,7 +125,7 @@ def test_a_dataset_that_cannot_be_loaded_offline(tmp_path, capsys, hub_offline):
     custom = write_canonical_task(tmp_path)
     custom.write_text(re.sub(r"hf_repo=.*,", "hf_repo='nobody/no-such-dataset',", custom.read_text()))
     assert _scramble(custom, tmp_path / "out", "--columns", "question", "--types", "kfl") == 2
-    assert "task planets: cannot load dataset 'nobody/no-such-dataset'" in _error(capsys)
+    assert "task planets: cannot load dataset 'nobody/no-such-dataset'" in one_error_line(capsys)
     assert not (tmp_path / "out").exists()
 
 
@@ -138,7 +135,7 @@ def test_lighteval_not_installed(tmp_path, capsys, monkeypatch):
         importlib.util, "find_spec", lambda name, *a: None if name == "lighteval" else real(name, *a)
     )
     assert _scramble(tmp_path / "tasks.py", tmp_path / "out", "--columns", "question", "--types", "kfl") == 2
-    assert "lighteval is not installed: pip install 'scrambled-bench[harness]'" in _error(capsys)
+    assert "lighteval is not installed: pip install 'scrambled-bench[harness]'" in one_error_line(capsys)
 
 
 @pytest.mark.parametrize(
@@ -151,7 +148,7 @@ def test_lighteval_not_installed(tmp_path, capsys, monkeypatch):
 def test_options_of_the_other_harness_or_of_a_dataset_are_refused(tmp_path, capsys, options, message):
     custom = write_canonical_task(tmp_path)
     assert _scramble(custom, tmp_path / "out", "--columns", "question", "--types", "kfl", *options) == 2
-    assert message in _error(capsys)
+    assert message in one_error_line(capsys)
 
 
 def test_score_from_lighteval_without_details(tmp_path, capsys):
@@ -161,10 +158,15 @@ def test_score_from_lighteval_without_details(tmp_path, capsys):
         "planets|2": {"name": "planets", "hf_subset": "default"},
         "planets_kfl|2": {"name": "planets_kfl", "hf_subset": "kfl"},
     }
-    results = {"results": {"planets|2": {"em": 0.5}, "planets_kfl|2": {"em": 0.25}}, "config_tasks": config_tasks}
+    results = {
+        "results": {"planets|2": {"em": 0.5}, "planets_kfl|2": {"em": 0.25}},
+        "config_tasks": config_tasks,
+    }
     (folder / "results_2026-01-01T00-00-00.000001.json").write_text(json.dumps(results))
     assert main(["score", "--from-lighteval", str(tmp_path / "light_out")]) == 2
-    assert "no details of planets|2, planets_kfl|2; run lighteval with --save-details" in _error(capsys)
+    assert "no details of planets|2, planets_kfl|2; run lighteval with --save-details" in one_error_line(
+        capsys
+    )
 
 
 ARC_LIKE = """
@@ -206,7 +208,7 @@ def test_a_nested_column_holding_the_gold_choice_is_refused_and_the_question_is_
     custom.write_text(ARC_LIKE % str(data))
     options = ("--types", "sub")
     assert _scramble(custom, tmp_path / "bad", "--columns", "choices.text", *options, spec="arcish|0") == 2
-    assert re.search(r"task arcish's target of document 0 changes under sub", _error(capsys))
+    assert re.search(r"task arcish's target of document 0 changes under sub", one_error_line(capsys))
     assert not (tmp_path / "bad").exists()
     assert _scramble(custom, tmp_path / "out", "--columns", "question", *options, spec="arcish|0") == 0
     [task] = json.loads((tmp_path / "out" / "manifest.json").read_text())["lighteval"]

@@ -15,7 +15,6 @@ few-shot split (two demonstrations per prompt). Checked:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,30 +25,13 @@ from typing import Any
 import pandas as pd
 import pytest
 from derived_report import check_derived_report
+from harness_support import check_words, offline_env, require
 from lighteval_canonical import write_canonical_task
-from test_harness_tasks_lm_eval import _check_words
 
 from scrambled_bench.evaluate_cli.main import main
 
 TYPES = ("kfl", "rs50", "sub")
 SHOTS = 2
-
-
-def _require(module: str) -> None:
-    # find_spec, not an import: litellm fetches a price list from the network when imported
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"needs {module}: pip install -e '.[harness]'")
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache"),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "TRANSFORMERS_VERBOSITY": "error",
-    }
 
 
 def _details(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -69,9 +51,9 @@ def _details(folder: Path) -> dict[str, list[dict[str, Any]]]:
 def test_scrambled_variants_run_by_lighteval_and_scored_in_pairs(
     recording_proxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _require("lighteval")
-    _require("litellm")
-    env = _env(tmp_path)
+    require("lighteval")
+    require("litellm")
+    env = offline_env(tmp_path)
     custom = write_canonical_task(tmp_path)
     out = tmp_path / "scrambled"
     os.environ.update({key: env[key] for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")})
@@ -122,8 +104,8 @@ def test_scrambled_variants_run_by_lighteval_and_scored_in_pairs(
             expected = query.replace(data["question_original"], data["question"], 1)
             for choice, scrambled in zip(data["choices_original"], data["choices"]):
                 expected = expected.replace(f"- {choice}\n", f"- {scrambled}\n", 1)
-                _check_words(choice, scrambled, scramble_type)
-            _check_words(data["question_original"], data["question"], scramble_type)
+                check_words(choice, scrambled, scramble_type)
+            check_words(data["question_original"], data["question"], scramble_type)
             assert other_query == expected
             gold = row["doc"]["choices"][row["doc"]["gold_index"]]
             assert other["doc"]["choices"][other["doc"]["gold_index"]] == gold

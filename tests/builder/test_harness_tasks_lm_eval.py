@@ -14,7 +14,6 @@ The task is a ``generate_until`` task over local parquet files, with a ``!functi
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -26,26 +25,12 @@ from typing import Any
 import pandas as pd
 import pytest
 from derived_report import check_derived_report
+from harness_support import check_words, offline_env, require
 from lm_eval_canonical import write_canonical_task
 
 from scrambled_bench.evaluate_cli.main import main
 
 TYPES = ("kfl", "rs50", "sub")
-
-
-def _require(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"needs {module}: pip install -e '.[harness]'")
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache"),
-        "TRANSFORMERS_VERBOSITY": "error",
-    }
 
 
 def _logged(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -64,27 +49,13 @@ def _prompt(row: dict[str, Any]) -> str:
     return arguments["arg_0"]
 
 
-def _check_words(original: str, scrambled: str, scramble_type: str) -> None:
-    """The type's invariants, word by word: same letters (kfl also the first and last), or, for sub, same
-    word lengths."""
-    before, after = original.split(), scrambled.split()
-    assert len(before) == len(after), (original, scrambled)
-    for word, other in zip(before, after):
-        if scramble_type == "sub":
-            assert len(word) == len(other)
-        else:
-            assert sorted(word) == sorted(other), (word, other)
-        if scramble_type == "kfl" and len(word) > 3 and word.isalpha():
-            assert (word[0], word[-1]) == (other[0], other[-1]), (word, other)
-
-
 @pytest.mark.server
 @pytest.mark.slow
 def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
     recording_proxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _require("lm_eval")
-    env = _env(tmp_path)
+    require("lm_eval")
+    env = offline_env(tmp_path)
     include = write_canonical_task(tmp_path)
     out = tmp_path / "scrambled"
     os.environ.update({key: env[key] for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")})
@@ -130,8 +101,8 @@ def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
             expected = asked.replace(data["question_original"], data["question"], 1)
             for choice, scrambled in zip(data["choices_original"], data["choices"]):
                 expected = expected.replace(f"- {choice}\n", f"- {scrambled}\n", 1)
-                _check_words(choice, scrambled, scramble_type)
-            _check_words(data["question_original"], data["question"], scramble_type)
+                check_words(choice, scrambled, scramble_type)
+            check_words(data["question_original"], data["question"], scramble_type)
             assert other_asked == expected
             assert other["target"] == row["target"]
 
