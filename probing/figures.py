@@ -85,41 +85,86 @@ def _subtitle(result: ProbeResult) -> str:
 
 
 def plot_figure7(result: ProbeResult, out_dir: Path) -> list[Path]:
-    """Figure 7: accuracy per layer, one line per setting; returns the PNG and SVG written."""
-    plt = _pyplot()
-    layers = [layer.layer for layer in result.layers]
-    fig, ax = plt.subplots(figsize=(8.5, 4.6))
-    for scramble_type in result.types:
-        scores = [layer.scores[scramble_type] for layer in result.layers]
-        (line,) = ax.plot(
-            layers,
-            [s.accuracy * 100 for s in scores],
-            marker="o",
-            markersize=3,
-            label=type_label(scramble_type),
-        )
-        ax.fill_between(
-            layers,
-            [s.low * 100 for s in scores],
-            [s.high * 100 for s in scores],
-            color=line.get_color(),
-            alpha=0.1,
-        )
-    ax.axhline(
-        result.chance * 100, color="grey", linestyle="--", linewidth=1, label=f"chance ({result.chance:.0%})"
+    """Figure 7: accuracy per layer with its interval band, one panel per scrambled setting, each beside
+    the unscrambled one (Ori, grey, the same in every panel) and chance; returns the PNG and SVG written.
+
+    Small multiples rather than the paper's one panel: seven bands drawn over each other hide one another,
+    and a setting is read against Ori, which every panel repeats."""
+    from scrambled_bench.harness.report.figures.common import (
+        finish,
+        grid,
+        handles,
+        label_outer,
+        places,
+        spare,
+        visible,
     )
-    ax.set_title(f"DREAM answer probe accuracy by layer (Figure 7)\n{_subtitle(result)}", fontsize=10)
-    ax.set_xlabel("layer (0 = embeddings)")
-    ax.set_ylabel("probe accuracy on dev + test (%)")
-    ax.grid(alpha=0.3)
+
+    _pyplot()
+    layers = [layer.layer for layer in result.layers]
+    reference = "original" if "original" in result.types and len(result.types) > 1 else None
+    panels = [scramble_type for scramble_type in result.types if scramble_type != reference]
+    rows, columns, cells = places(len(panels))
+    shared = [[0 if (r, c) in cells else None for c in range(columns)] for r in range(rows)]
+    fig, axes = grid(rows, columns, panel=(3.3, 2.8), share_x=shared, share_y=shared)
+    colours = {scramble_type: f"C{index}" for index, scramble_type in enumerate(result.types)}
+    for scramble_type, (r, c) in zip(panels, cells):
+        ax = axes[r][c]
+        if reference is not None:
+            _accuracy_line(ax, layers, result, reference, colour="0.5")
+        _accuracy_line(ax, layers, result, scramble_type, colour=colours[scramble_type])
+        ax.axhline(
+            result.chance * 100,
+            color="0.2",
+            linestyle="--",
+            linewidth=1,
+            label=f"chance ({result.chance:.0%})",
+        )
+        ax.set_title(type_label(scramble_type), fontsize=10)
+        ax.set_xlabel("layer (0 = embeddings)")
+        ax.set_ylabel("accuracy on dev + test (%)")
+        ax.grid(alpha=0.3)
+    label_outer(axes, shared, shared)
     level, method = interval_label(result.info)
-    ax.legend(
-        title=f"setting\n(bands: {level:.0%}\n{method} CI)",
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        fontsize="small",
+    against = " against Ori (grey, the unscrambled dialogue; the same in every panel)" if reference else ""
+    note = (
+        f"Each panel: one setting's probe accuracy per layer{against}; bands: {level:.0%} {method} "
+        f"intervals over the evaluation questions; dashed: chance."
+    )
+    found = handles(visible(axes))
+    chance = [label for label in found if label.startswith("chance")]
+    entries = {label: found[label] for label in [*(label for label in found if label not in chance), *chance]}
+    finish(
+        fig,
+        visible(axes),
+        entries,
+        [note],
+        title=f"Figure 7, DREAM answer probe accuracy by layer: {_subtitle(result)}",
+        legend_title="setting",
+        cells=spare(axes),
     )
     return _save(fig, out_dir, FIGURE7)
+
+
+def _accuracy_line(ax: Any, layers: list[int], result: ProbeResult, scramble_type: str, colour: str) -> None:
+    scores = [layer.scores[scramble_type] for layer in result.layers]
+    ax.plot(
+        layers,
+        [score.accuracy * 100 for score in scores],
+        marker="o",
+        markersize=2.5,
+        linewidth=1.2,
+        color=colour,
+        label=type_label(scramble_type),
+    )
+    ax.fill_between(
+        layers,
+        [score.low * 100 for score in scores],
+        [score.high * 100 for score in scores],
+        color=colour,
+        alpha=0.15,
+        linewidth=0,
+    )
 
 
 def plot_figure8(result: ProbeResult, out_dir: Path) -> list[Path]:

@@ -126,7 +126,7 @@ def score_of(correct: np.ndarray, *, confidence_level: float) -> Score:
     """Accuracy of ``correct`` (booleans) with its Wilson interval.
 
     >>> score_of(np.array([True, False, True, True]), confidence_level=0.95)
-    Score(accuracy=0.75, low=0.300636, high=0.954414, n=4)
+    Score(accuracy=0.75, low=0.300642, high=0.954413, n=4)
     >>> score_of(np.array([False] * 6), confidence_level=0.95)  # 0 of 6: not a certain zero
     Score(accuracy=0.0, low=0.0, high=0.390334, n=6)
     """

@@ -60,8 +60,8 @@ from scrambled_bench.probing.features import (
 )
 from scrambled_bench.probing.probes import (
     DEFAULT_C,
-    INTERVAL_METHOD,
     DEFAULT_MAX_ITER,
+    INTERVAL_METHOD,
     LayerData,
     ProbeResult,
     fit_probes,
