@@ -94,12 +94,12 @@ def bench_fitting(train_per_type: int, eval_per_type: int, layers: int) -> None:
             f"{time.perf_counter() - began:.1f} s"
         )
         load = layer_data_loader(FeatureCache(Path(folder)), DEFAULT_TYPES, train, evaluation)
-        fit_probes([0], load, n_resamples=10)  # warm-up: scikit-learn's imports and caches are not the fit's
+        fit_probes([0], load)  # warm-up: scikit-learn's imports and caches are not the fit's
         peaks = {}
         for count in (layers, 2 * layers):
             tracemalloc.start()
             began = time.perf_counter()
-            results = fit_probes(range(count), load, n_resamples=1000)
+            results = fit_probes(range(count), load)
             wall = time.perf_counter() - began
             peaks[count] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
