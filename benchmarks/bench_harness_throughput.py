@@ -16,11 +16,14 @@ scoring are outside the figures:
 - peak: the most requests the server had in flight at once.
 
 A harness that fails, answers fewer than N requests, or never reaches the concurrency is reported with its
-reason and left out of the comparison at that setting. The harnesses are a table (``HARNESSES``): a new one
+reason and left out of the comparison at that setting. On a shared machine one run of a harness moves by a
+few percent: ``--repeat N`` runs each N times per setting, in rotated order, and shows the median run with
+the range. The harnesses are a table (``HARNESSES``): a new one
 is one more function that returns its command.
 
     .venv/bin/python benchmarks/bench_harness_throughput.py                        # N=1000; 0.25 s and 1 s; 64 and 256
     .venv/bin/python benchmarks/bench_harness_throughput.py --harness run --harness lm-eval --concurrency 64
+    .venv/bin/python benchmarks/bench_harness_throughput.py --harness run --harness lm-eval --repeat 5   # medians
     .venv/bin/python benchmarks/bench_harness_throughput.py --smoke
 """
 
@@ -234,9 +237,9 @@ def get_json(url: str) -> dict:
         return json.loads(response.read())
 
 
-def measure(name: str, work: Workload, concurrency: int, delay: float) -> Outcome:
+def measure(name: str, work: Workload, concurrency: int, delay: float, attempt: int = 0) -> Outcome:
     """Run one harness against a fresh fixed-delay server; what it answered, over which window, at what CPU."""
-    out = work.workdir / f"{name}-{concurrency}-{delay:g}"
+    out = work.workdir / f"{name}-{concurrency}-{delay:g}-{attempt}"
     out.mkdir(parents=True)
     server, root = start_fixed_delay_server(delay)
     log = out / "log.txt"
@@ -287,6 +290,33 @@ def measure(name: str, work: Workload, concurrency: int, delay: float) -> Outcom
     return outcome
 
 
+def measure_repeated(
+    names: list[str], work: Workload, concurrency: int, delay: float, repeat: int
+) -> dict[str, list[Outcome]]:
+    """Each harness ``repeat`` times at one setting, the order rotated every round so that no harness always
+    runs first (or right after the heaviest one) on a machine whose load drifts."""
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in names}
+    for attempt in range(repeat):
+        shift = attempt % len(names)
+        for name in names[shift:] + names[:shift]:
+            outcomes[name].append(measure(name, work, concurrency, delay, attempt))
+    return outcomes
+
+
+def median_outcome(outcomes: list[Outcome]) -> Outcome:
+    """The run at the median rate; the first failed one where any failed (a harness that fails once is
+    reported as failing).
+
+    >>> runs = [Outcome(answered=10, peak=4, window=w) for w in (2.0, 1.0, 4.0)]
+    >>> median_outcome(runs).window
+    2.0
+    """
+    failed = [outcome for outcome in outcomes if outcome.problem]
+    if failed:
+        return failed[0]
+    return sorted(outcomes, key=Outcome.rate)[len(outcomes) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000, help="ScrQA requests per harness (N)")
@@ -297,6 +327,10 @@ def main() -> None:
     parser.add_argument(
         "--harness", action="append", choices=sorted(HARNESSES), help="repeat (default: all of them)"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="runs of each harness per setting, in rotated order; the median is shown, with the range",
+    )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="keep each command's output and log under this folder")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: 24 requests, 8 in flight, 0.05 s")
     args = parser.parse_args()
@@ -322,7 +356,8 @@ def main() -> None:
         header = f"{'delay':>6} {'in flight':>9} {'harness':<10} {'req/s':>7} {'share':>6} {'CPU ms/req':>10} {'peak':>5}  run's ratio / note"
         print(header)
         for concurrency, delay in settings:
-            outcomes = {name: measure(name, work, concurrency, delay) for name in names}
+            repeated = measure_repeated(names, work, concurrency, delay, max(1, args.repeat))
+            outcomes = {name: median_outcome(runs) for name, runs in repeated.items()}
             ideal = concurrency / delay
             ours = outcomes.get("run")
             for name, outcome in outcomes.items():
@@ -333,6 +368,9 @@ def main() -> None:
                 else:
                     note = f"run is {ours.rate() / outcome.rate():.2f}x"
                 cpu = outcome.cpu / outcome.answered * 1000 if outcome.answered else float("nan")
+                if len(repeated[name]) > 1 and not outcome.problem:
+                    rates = sorted(run.rate() for run in repeated[name])
+                    note = f"{note}{'; ' if note else ''}median of {len(rates)}: {rates[0]:.1f}-{rates[-1]:.1f} req/s"
                 print(
                     f"{delay:>5g}s {concurrency:>9} {name:<10} {outcome.rate():>7.1f} {outcome.rate() / ideal:>6.1%} "
                     f"{cpu:>10.2f} {outcome.peak:>5}  {note}"
