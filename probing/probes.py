@@ -134,7 +134,10 @@ def score_of(correct: np.ndarray, *, confidence_level: float) -> Score:
         return Score(accuracy=float("nan"), low=float("nan"), high=float("nan"), n=0)
     low, high = wilson_interval(int(np.sum(correct)), int(correct.size), confidence_level)
     return Score(
-        accuracy=round(float(np.mean(correct)), 6), low=round(low, 6), high=round(high, 6), n=int(correct.size)
+        accuracy=round(float(np.mean(correct)), 6),
+        low=round(low, 6),
+        high=round(high, 6),
+        n=int(correct.size),
     )
 
 
@@ -167,10 +170,7 @@ def fit_probes(
                 "the probe's training data holds a single answer class; raise the limit"
             )
         train_accuracy, correct, converged = fit_layer(data, seed=seed, C=C, max_iter=max_iter)
-        scores = {
-            name: score_of(hits, confidence_level=confidence_level)
-            for name, hits in correct.items()
-        }
+        scores = {name: score_of(hits, confidence_level=confidence_level) for name, hits in correct.items()}
         result = LayerResult(
             layer=layer,
             train_accuracy=round(train_accuracy, 6),
