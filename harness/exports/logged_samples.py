@@ -47,17 +47,9 @@ class LoggedSample:
         return config_of(self.meta)
 
 
-def _log_task(path: Path, pattern: re.Pattern[str]) -> tuple[str, str] | None:
-    """The exported task and the date a log file's name gives, or None for any other file."""
-    match = pattern.match(path.name)
-    if match is None or not match["task"].startswith(PREFIX):
-        return None
-    return match["task"], match["date"]
-
-
 def exported_logs(files: Iterable[Path], pattern: re.Pattern[str]) -> list[Path]:
     """The log files among ``files`` that belong to exported tasks (named by ``pattern``)."""
-    return [path for path in files if _log_task(path, pattern) is not None]
+    return [path for path in files if (match := pattern.match(path.name)) and is_exported(match["task"])]
 
 
 def newest_per_task(
@@ -134,7 +126,7 @@ class _LogLayout:
                 f"run {self.harness} with {self.log_option} {self.output_option} {folder}"
             )
         _one_model(folder, logs, self.model_depth)
-        return list(newest_per_task(logs, self.pattern, is_exported).values())
+        return list(newest_per_task(logs, self.pattern).values())
 
 
 #: lm-eval writes <output_path>/<model>/samples_*.jsonl
