@@ -32,6 +32,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,6 +100,12 @@ class RunningServer:
     def get_json(self, path: str) -> object:
         with urllib.request.urlopen(self.root_url + path, timeout=10) as response:
             return json.loads(response.read())
+
+    def openai_backend(self, model: str, **options: object) -> Any:
+        """An ``openai`` backend for ``model`` on this server, with the key it requires."""
+        from scrambled_bench.harness.backends import create_backend
+
+        return create_backend("openai", model=model, base_url=self.base_url, api_key=self.api_key, **options)
 
 
 def free_port() -> int:

@@ -1,12 +1,14 @@
 """What the tests of ``scramble lm-eval:``/``scramble lighteval:`` share: skipping where a harness is not
-installed, the offline environment they run in, reading the one error line a bad input gives, and the
-scramble types' invariants on a prompt's words."""
+installed, the offline environment they run in, reading the one error line a bad input gives, the
+scramble types' invariants on a prompt's words, and the paired scores of a task's variants."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,17 +20,15 @@ def require(module: str) -> None:
         pytest.skip(f"needs {module}: pip install -e '.[harness]'")
 
 
+def offline_vars(tmp_path: Path) -> dict[str, str]:
+    """What a harness runs with here: the Hub and datasets offline, a datasets cache of the test's own,
+    litellm's bundled price list, and transformers quiet (set in this process by ``harness_offline``)."""
+    return {**_OFFLINE, "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache")}
+
+
 def offline_env(tmp_path: Path) -> dict[str, str]:
-    """The environment a harness command runs in here: the Hub and datasets offline, a datasets cache of the
-    test's own, litellm's bundled price list, and transformers quiet."""
-    return {**os.environ, **_OFFLINE, "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache")}
-
-
-def set_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """:func:`offline_env` for commands run in this process."""
-    for name, value in _OFFLINE.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets_cache"))
+    """The environment of a harness command started as its own process: this one's with :func:`offline_vars`."""
+    return {**os.environ, **offline_vars(tmp_path)}
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -52,6 +52,36 @@ def check_words(original: str, scrambled: str, scramble_type: str) -> None:
             assert sorted(word) == sorted(other), (word, other)
         if scramble_type == "kfl" and len(word) > 3 and word.isalpha():
             assert (word[0], word[-1]) == (other[0], other[-1]), (word, other)
+
+
+def check_variant_scores(
+    section: Mapping[str, Any],
+    metric: str,
+    types: Sequence[str],
+    native: Mapping[str, Mapping[str, float]],
+    per_doc: Callable[[str], list[float]],
+    name: Callable[[str], str] = lambda task: task,
+) -> None:
+    """``score --from-<harness>``'s ``scrambled_tasks`` section for the canonical task ``planets`` and its
+    variants ``planets_<type>``, against the harness's own numbers: each value as the harness reported it
+    (``native[name(task)][metric]``) and as the mean of its per-document scores (``per_doc(task)``), paired
+    over every canonical document, the difference of the means with an interval, McNemar's p, and RPG
+    wherever ``sub`` ran."""
+
+    def mean(task: str) -> float:
+        return sum(per_doc(task)) / len(per_doc(task))
+
+    assert section["metrics"][metric]["value"] == native[name("planets")][metric]
+    for scramble_type in types:
+        task = f"planets_{scramble_type}"
+        entry = section["types"][scramble_type]["metrics"][metric]
+        assert entry["value"] == native[name(task)][metric]
+        assert entry["value"] == pytest.approx(mean(task))
+        assert entry["n_paired"] == len(per_doc("planets")) and entry["n_unpaired"] == 0
+        assert entry["difference"] == pytest.approx(mean(task) - mean("planets"))
+        assert len(entry["ci"]) == 2 and entry["method"].startswith("paired bootstrap")
+        assert 0.0 <= entry["mcnemar_p"] <= 1.0
+        assert ("relative_performance_gain" in entry) == (scramble_type != "sub")
 
 
 _OFFLINE = {

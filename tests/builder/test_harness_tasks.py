@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from harness_support import one_error_line, set_offline
+from harness_support import one_error_line
 from lm_eval_canonical import write_canonical_task
 
 from scrambled_bench.builder.harness_tasks import resolve_lm_eval
@@ -19,12 +19,8 @@ from scrambled_bench.evaluate_cli.main import main
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None, reason="needs lm_eval"),
     pytest.mark.slow,  # lm-eval indexes its thousands of task files on every TaskManager
+    pytest.mark.usefixtures("harness_offline"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    set_offline(monkeypatch, tmp_path)
 
 
 def _scramble(include: Path, out: Path, *options: str, task: str = "planets") -> int:

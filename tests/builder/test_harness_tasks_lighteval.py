@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from harness_support import one_error_line, set_offline
+from harness_support import one_error_line
 from lighteval_canonical import write_canonical_task
 
 from scrambled_bench.evaluate_cli.main import main
@@ -20,12 +20,8 @@ from scrambled_bench.evaluate_cli.main import main
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("lighteval") is None, reason="needs lighteval"),
     pytest.mark.slow,  # lighteval's registry imports its hundreds of built-in task files
+    pytest.mark.usefixtures("harness_offline"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    set_offline(monkeypatch, tmp_path)
 
 
 def _scramble(custom: Path, out: Path, *options: str, spec: str = "custom|planets|2") -> int:

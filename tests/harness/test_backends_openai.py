@@ -186,12 +186,7 @@ def test_each_injected_fault_is_a_retryable_error(llama_server, fault_proxy) -> 
 
 def test_switches_to_max_completion_tokens_when_the_server_asks(fixed_delay_server) -> None:
     async def go() -> list[str]:
-        backend = create_backend(
-            "openai",
-            model="strict-chat",
-            base_url=fixed_delay_server.base_url,
-            api_key=fixed_delay_server.api_key,
-        )
+        backend = fixed_delay_server.openai_backend("strict-chat")
         try:
             await backend.health_check()
             return [

@@ -29,12 +29,7 @@ def test_openai_backend_sends_through_aiohttp_not_the_httpx_pool(fixed_delay_ser
     import aiohttp
 
     async def go() -> tuple[object, str | None, str]:
-        backend = create_backend(
-            "openai",
-            model="fixed-delay",
-            base_url=fixed_delay_server.base_url,
-            api_key=fixed_delay_server.api_key,
-        )
+        backend = fixed_delay_server.openai_backend("fixed-delay")
         try:
             await backend.health_check()
             reply = await backend.generate(GenerationRequest("one two three", chat=True, settings=SETTINGS))
@@ -70,12 +65,7 @@ def test_openai_requests_take_no_thread_hop(fixed_delay_server, monkeypatch) -> 
             return run_in_executor(executor, func, *args)
 
         loop.run_in_executor = counted  # type: ignore[method-assign]
-        backend = create_backend(
-            "openai",
-            model="fixed-delay",
-            base_url=fixed_delay_server.base_url,
-            api_key=fixed_delay_server.api_key,
-        )
+        backend = fixed_delay_server.openai_backend("fixed-delay")
         try:
             await backend.generate(GenerationRequest("warm up", chat=True, settings=SETTINGS))
             hops.clear()  # the first request opens the session and its connection

@@ -160,9 +160,7 @@ def test_a_server_without_tokenize_endpoint_falls_through_and_says_so(fixed_dela
     litellm's cached encodings), else the rough estimate; each step passed over is one note."""
 
     async def counter_for(model: str) -> TokenCounter:
-        backend = create_backend(
-            "openai", model=model, base_url=fixed_delay_server.base_url, api_key=fixed_delay_server.api_key
-        )
+        backend = fixed_delay_server.openai_backend(model)
         counter = await choose_token_counter(backend, chat=True)
         await backend.aclose()
         await counter.aclose()
