@@ -223,14 +223,12 @@ class _GroupCommitter:
         self._last_answer = asyncio.get_running_loop().time()
         self._queue.put_nowait(((key, request, generation), on_written))
 
-    async def _quiet(self) -> None:
-        """Wait until no answer has come for :data:`COMMIT_QUIET`, at most :data:`COMMIT_MAX_DELAY`: the
+    async def _quiet(self, deadline: float) -> None:
+        """Wait until no answer has come for :data:`COMMIT_QUIET`, or until ``deadline`` (loop time): the
         reader's work then runs while every request is out, not between an answer and the next request."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + COMMIT_MAX_DELAY
         while True:
-            now = loop.time()
-            wait = min(self._last_answer + COMMIT_QUIET, deadline) - now
+            wait = min(self._last_answer + COMMIT_QUIET, deadline) - loop.time()
             if wait <= 0:
                 return
             await asyncio.sleep(wait)
@@ -243,11 +241,12 @@ class _GroupCommitter:
     async def _run(self) -> None:
         while self._failure is None:
             batch = [await self._queue.get()]
-            await self._quiet()
+            deadline = asyncio.get_running_loop().time() + COMMIT_MAX_DELAY
+            await self._quiet(deadline)
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                await self._commit(batch)
+                await self._commit(batch, deadline)
             finally:
                 for _ in batch:
                     self._queue.task_done()
@@ -256,12 +255,20 @@ class _GroupCommitter:
             self._queue.task_done()
 
     async def _commit(
-        self, batch: list[tuple[tuple[str, GenerationRequest, Generation], Callable[[], None]]]
+        self,
+        batch: list[tuple[tuple[str, GenerationRequest, Generation], Callable[[], None]]],
+        deadline: float,
     ) -> None:
         """Build and write ``batch``'s records with one ``fsync``. A record whose build fails is left out and
-        the others are written; either failure stops the committer."""
+        the others are written; either failure stops the committer.
+
+        Records are built one at a time, and the loop gets a turn before each: a wave of answers that
+        arrives meanwhile is turned around first (the build pauses until the answers are quiet again, or
+        ``deadline`` has passed), instead of waiting for the whole batch's reader."""
         records, callbacks = [], []
         for answer, on_written in batch:
+            await self._quiet(deadline)
+            await asyncio.sleep(0)
             try:
                 records.append(self._build(*answer))
             except Exception as exc:  # noqa: BLE001 - a bug in on_result: the run stops with it
