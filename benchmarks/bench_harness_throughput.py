@@ -15,6 +15,12 @@ scoring are outside the figures:
 - CPU ms/req: the harness's processes' CPU over the same window, per answer (sampled every 20 ms);
 - peak: the most requests the server had in flight at once.
 
+Beside the harnesses, a reference client (benchmarks/_reference_client.py) sends ``run``'s requests over
+kept-alive connections and only reads the bytes back: the most any client gets from this server on this
+machine. It is a yardstick, never one of the peers run is compared with. The verdict compares ``run`` with
+the fastest peer: at least as fast (run's median is at least the peer's), level (lower, but the ranges of
+the repeated runs overlap) or slower.
+
 A harness that fails, answers fewer than N requests, or never reaches the concurrency is reported with its
 reason and left out of the comparison at that setting. On a shared machine one run of a harness moves by a
 few percent: ``--repeat N`` runs each N times per setting, in rotated order, and shows the median run with
@@ -35,6 +41,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,6 +64,9 @@ MODEL = "fixed-delay"
 MAX_NEW_TOKENS = 16
 #: how long one harness may take at one setting
 COMMAND_TIMEOUT = 900.0
+#: not a harness but the yardstick: run's requests from a client that does nothing else
+#: (benchmarks/_reference_client.py); shown, never counted among the peers
+REFERENCE = "reference"
 
 
 @dataclass(frozen=True)
@@ -165,12 +175,24 @@ def inspect_command(work: Workload, root: str, concurrency: int, out: Path) -> C
     return Command(argv, env)
 
 
+def reference_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
+    """benchmarks/_reference_client.py: ``run``'s requests from a client that only sends them and reads the
+    bytes back, the most any client gets from this server here."""
+    argv = [
+        sys.executable, str(repo_file("benchmarks/_reference_client.py")), "--url", root + "/v1/chat/completions",
+        "--build", str(work.build), *(f"--config={c.name}" for c in CONFIGS), "--model", MODEL,
+        "--max-new-tokens", str(MAX_NEW_TOKENS), "--concurrency", str(concurrency),
+    ]  # fmt: skip
+    return Command(argv, harness_env())
+
+
 #: harness name -> its command for (workload, server root, concurrency, its own output folder)
 HARNESSES: dict[str, Callable[[Workload, str, int, Path], Command]] = {
     "run": run_command,
     "lm-eval": lm_eval_command,
     "lighteval": lighteval_command,
     "inspect": inspect_command,
+    REFERENCE: reference_command,
 }
 
 
@@ -317,6 +339,26 @@ def median_outcome(outcomes: list[Outcome]) -> Outcome:
     return sorted(outcomes, key=Outcome.rate)[len(outcomes) // 2]
 
 
+def verdict(ours: list[float], fastest: list[float]) -> str:
+    """How ``run``'s rates (req/s, one per run) compare with the fastest peer's: "at least as fast as" when
+    run's median is at least the peer's; "level with" when it is lower but the two ranges of rates overlap
+    (the difference is within what repeating the same run moves); "slower than" otherwise.
+
+    >>> verdict([240.0, 242.0, 241.0], [239.0, 241.5, 240.0])
+    'at least as fast as'
+    >>> verdict([238.4, 240.5, 242.1], [235.5, 240.6, 243.8])
+    'level with'
+    >>> verdict([230.0], [240.0])
+    'slower than'
+    """
+    # median_high: the run median_outcome shows
+    if statistics.median_high(ours) >= statistics.median_high(fastest):
+        return "at least as fast as"
+    if max(ours) >= min(fastest):
+        return "level with"
+    return "slower than"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000, help="ScrQA requests per harness (N)")
@@ -337,8 +379,8 @@ def main() -> None:
     names = args.harness or list(HARNESSES)
     if args.smoke:
         # lm-eval and lighteval take a minute or more each just to start on a busy 2-core machine: the
-        # smoke run times `run` alone unless --harness names others
-        names = args.harness or ["run"]
+        # smoke run times `run` and the reference client unless --harness names others
+        names = args.harness or ["run", REFERENCE]
         args.requests, settings = 24, [(8, 0.05)]
     else:
         settings = [(c, d) for d in args.delay or [0.25, 1.0] for c in args.concurrency or [64, 256]]
@@ -366,7 +408,7 @@ def main() -> None:
                 elif name == "run" or ours is None or ours.problem:
                     note = ""
                 else:
-                    note = f"run is {ours.rate() / outcome.rate():.2f}x"
+                    note = f"run is {ours.rate() / outcome.rate():.3f}x"
                 cpu = outcome.cpu / outcome.answered * 1000 if outcome.answered else float("nan")
                 if len(repeated[name]) > 1 and not outcome.problem:
                     rates = sorted(run.rate() for run in repeated[name])
@@ -375,12 +417,20 @@ def main() -> None:
                     f"{delay:>5g}s {concurrency:>9} {name:<10} {outcome.rate():>7.1f} {outcome.rate() / ideal:>6.1%} "
                     f"{cpu:>10.2f} {outcome.peak:>5}  {note}"
                 )
-            compared = [o for n, o in outcomes.items() if n != "run" and not o.problem]
-            if ours is not None and not ours.problem and compared:
-                fastest = max(o.rate() for o in compared)
-                verdict = "at least as fast as" if ours.rate() >= fastest else "slower than"
+            peers = {n: o for n, o in outcomes.items() if n not in ("run", REFERENCE) and not o.problem}
+            if ours is not None and not ours.problem and peers:
+                fastest = max(peers, key=lambda n: peers[n].rate())
+                said = verdict([o.rate() for o in repeated["run"]], [o.rate() for o in repeated[fastest]])
+                ranges = " (ranges of the runs overlap)" if said == "level with" else ""
                 print(
-                    f"{'':>17} run is {verdict} the fastest other harness here ({ours.rate() / fastest:.2f}x)"
+                    f"{'':>17} run is {said} the fastest other harness here, {fastest} "
+                    f"({ours.rate() / peers[fastest].rate():.3f}x){ranges}"
+                )
+            reference = outcomes.get(REFERENCE)
+            if ours is not None and not ours.problem and reference is not None and not reference.problem:
+                print(
+                    f"{'':>17} run reaches {ours.rate() / reference.rate():.1%} of the reference client "
+                    "(run's requests, sent and read back and nothing else)"
                 )
     print("ideal = concurrency / delay; the server and every harness share this machine's cores.")
 
