@@ -5,6 +5,7 @@ test_engine_faults.py and test_engine_sigkill.py."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from pathlib import Path
@@ -430,3 +431,35 @@ def test_answers_that_arrived_before_a_cancel_are_written(tmp_path: Path) -> Non
         written = {record["prompt"] for record in reopened.completed().values()}
     # every answer the backend returned before the cancel is on disk; none is lost
     assert written == set(arrived) and len(written) < 200
+
+
+def test_the_committer_gives_the_loop_a_turn_between_records(tmp_path: Path) -> None:
+    """A batch's reader runs one record at a time, so answers arriving meanwhile are turned around after at
+    most one record's build, not after the whole batch's."""
+    build_seconds = 0.05
+    turns: list[float] = []
+
+    def slow_reader(request: GenerationRequest, generation: Generation) -> dict[str, Any]:
+        time.sleep(build_seconds)  # holds the event loop's thread, as a reader's CPU does
+        return {}
+
+    async def run_with_heartbeat() -> None:
+        async def heartbeat() -> None:
+            while True:
+                turns.append(time.perf_counter())
+                await asyncio.sleep(0)
+
+        beating = asyncio.create_task(heartbeat())
+        with RunStore(tmp_path) as store:
+            # four answers at once: one batch of four records
+            await run_requests(
+                ScriptedBackend(), requests_for([f"p{i}" for i in range(4)]), store,
+                EngineSettings(concurrency=4), progress=False, on_result=slow_reader,
+            )  # fmt: skip
+            assert len(store.completed()) == 4
+        beating.cancel()
+
+    asyncio.run(run_with_heartbeat())
+    longest_hold = max(later - earlier for earlier, later in itertools.pairwise(turns))
+    # one record's build, with room for a busy machine; the whole batch at once would be four of them
+    assert build_seconds <= longest_hold < 2.5 * build_seconds
