@@ -598,7 +598,6 @@ def test_folders_and_files_get_the_users_umask(tmp_path: Path, source_mirror: Pa
     assert mode & 0o055 == 0o055, oct(mode)  # group and others may read and enter
 
 
-@pytest.mark.slow
 def _as_from_a_shell() -> None:
     """In the child, before exec: SIGINT delivered and handled as in a process a shell starts. A child
     inherits its parent's blocked signals and ignored handlers, and earlier tests of this process start
@@ -609,6 +608,7 @@ def _as_from_a_shell() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path: Path) -> None:
     """SIGINT in the middle of a real run: one line with the answers saved and the exact command; exit 130;
     no lock left behind; the same command then finishes the run."""
