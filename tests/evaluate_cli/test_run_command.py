@@ -599,9 +599,11 @@ def test_folders_and_files_get_the_users_umask(tmp_path: Path, source_mirror: Pa
 
 
 def _as_from_a_shell() -> None:
-    """In the child, before exec: SIGINT delivered and handled as in a process a shell starts. A child
-    inherits its parent's blocked signals and ignored handlers, and earlier tests of this process start
-    worker pools (datasets, multiprocess) whose helpers block or ignore SIGINT around their own starts."""
+    """In the child, before exec: SIGINT delivered and handled as in a process an interactive shell starts.
+    A child inherits its parent's ignored handlers and blocked signals, and pytest may itself have started
+    with SIGINT ignored: a shell without job control starts a background command (``.ci/run &``) with SIGINT
+    and SIGQUIT ignored (POSIX), and a Python started so keeps SIGINT ignored, so the run would never see
+    the Ctrl-C and would finish with exit 0 (what CI once showed)."""
     import signal
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
