@@ -121,23 +121,25 @@ class OpenAICompatibleBackend(Backend):
     async def generate(self, request: GenerationRequest) -> Generation:
         import aiohttp
 
-        settings = request.settings
-        options: dict[str, Any] = {"model": self.model, **openai_parameters(settings)}
         try:
             if request.chat:
-                body = {"messages": [{"role": "user", "content": request.prompt}], **options}
                 field = self._chat_length_field
                 status, headers, raw = await self._post(
-                    "/chat/completions", {**body, field: settings.max_new_tokens}
+                    "/chat/completions", chat_body(self.model, request, field)
                 )
                 if status == 400 and field == "max_tokens" and "max_completion_tokens" in _error_text(raw):
                     # OpenAI's newer chat models: switch once, for this and every later request
                     self._chat_length_field = field = "max_completion_tokens"
                     status, headers, raw = await self._post(
-                        "/chat/completions", {**body, field: settings.max_new_tokens}
+                        "/chat/completions", chat_body(self.model, request, field)
                     )
             else:
-                body = {"prompt": request.prompt, "max_tokens": settings.max_new_tokens, **options}
+                body = {
+                    "prompt": request.prompt,
+                    "max_tokens": request.settings.max_new_tokens,
+                    "model": self.model,
+                    **openai_parameters(request.settings),
+                }
                 status, headers, raw = await self._post("/completions", body)
         except asyncio.TimeoutError:
             raise BackendError("request timed out", retryable=True) from None
@@ -195,6 +197,23 @@ class OpenAICompatibleBackend(Backend):
             await self._session.close()
             self._session = None
         await self._client.close()
+
+
+def chat_body(model: str, request: GenerationRequest, length_field: str = "max_tokens") -> dict[str, Any]:
+    """The JSON body of a chat request to ``/chat/completions``: the prompt as the user's one message, the
+    decoding settings, and the length cap under ``length_field`` (``max_tokens``, or the
+    ``max_completion_tokens`` OpenAI's newer chat models want).
+
+    >>> from scrambled_bench.harness.backends.base import GenerationSettings
+    >>> chat_body("m", GenerationRequest("Hi", chat=True, settings=GenerationSettings(max_new_tokens=4)))
+    {'messages': [{'role': 'user', 'content': 'Hi'}], 'model': 'm', 'temperature': 0.0, 'seed': 0, 'max_tokens': 4}
+    """
+    return {
+        "messages": [{"role": "user", "content": request.prompt}],
+        "model": model,
+        **openai_parameters(request.settings),
+        length_field: request.settings.max_new_tokens,
+    }
 
 
 def env_proxy(url: str) -> dict[str, Any]:
