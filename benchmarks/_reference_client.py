@@ -3,8 +3,9 @@ else. Each slot keeps one HTTP/1.1 connection and writes a prebuilt request on i
 answer's bytes are in; no answer is parsed, scored or stored. It is the most any client can get from the
 fixed-delay server on this machine, so a harness level with it is at the endpoint's limit.
 
-    .venv/bin/python benchmarks/_reference_client.py --url http://127.0.0.1:8123/v1/chat/completions \\
-        --build BUILD --model fixed-delay --max-new-tokens 16 --concurrency 64
+    .venv/bin/python benchmarks/_reference_client.py --base-url http://127.0.0.1:8123/v1 --model fixed-delay \\
+        --concurrency 64 --data BUILD --tasks scrqa --datasets dream --types original,sub --limit 1000 \\
+        --max-new-tokens 16
 """
 
 from __future__ import annotations
@@ -12,31 +13,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from collections.abc import Sequence
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from scrambled_bench.harness.backends.decoding import openai_parameters
-from scrambled_bench.harness.tasks import TaskConfig, build_requests
+from scrambled_bench.harness.backends.openai_compatible import chat_body
+from scrambled_bench.harness.evaluate import plan_run
+from scrambled_bench.harness.settings import RunSettings
 
 
-def request_bodies(
-    build: Path, configs: Sequence[TaskConfig], model: str, max_new_tokens: int
-) -> list[bytes]:
-    """The JSON bodies of the chat requests ``run`` sends for ``configs`` of ``build`` (one per row)."""
-    bodies = []
-    for config in configs:
-        data = build / f"{config.dataset}_{config.scramble_type}" / "test.jsonl"
-        rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
-        for request in build_requests(config, rows, max_new_tokens=max_new_tokens):
-            body = {
-                "messages": [{"role": "user", "content": request.prompt}],
-                "model": model,
-                **openai_parameters(request.settings),
-                "max_tokens": max_new_tokens,
-            }
-            bodies.append(json.dumps(body).encode())
-    return bodies
+def request_bodies(settings: RunSettings) -> list[bytes]:
+    """The JSON bodies of the chat requests ``run`` sends for ``settings``: planned by ``run``'s own
+    :func:`plan_run`, each body made by the openai backend's :func:`chat_body`."""
+    plan = plan_run(settings)
+    return [
+        json.dumps(chat_body(settings.model, request)).encode()
+        for requests in plan.requests.values()
+        for request in requests
+    ]
 
 
 def http_request(host: str, path: str, body: bytes) -> bytes:
@@ -79,20 +71,32 @@ async def send_all(url: str, requests: list[bytes], concurrency: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True, help="the server's chat completions URL")
-    parser.add_argument("--build", type=Path, required=True)
-    parser.add_argument("--config", action="append", required=True, help="task/dataset/type; repeat")
+    parser.add_argument("--base-url", required=True, help="the API root, ending in /v1, as run's")
     parser.add_argument("--model", required=True)
-    parser.add_argument("--max-new-tokens", type=int, required=True)
     parser.add_argument("--concurrency", type=int, required=True)
+    # run's selection, under run's names
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--tasks", required=True)
+    parser.add_argument("--datasets", required=True)
+    parser.add_argument("--types", required=True)
+    parser.add_argument("--limit", type=int, required=True)
+    parser.add_argument("--max-new-tokens", type=int, required=True)
     args = parser.parse_args()
-    configs = [TaskConfig(*name.split("/")) for name in args.config]
-    parts = urlsplit(args.url)
-    requests = [
-        http_request(parts.netloc, parts.path, body)
-        for body in request_bodies(args.build, configs, args.model, args.max_new_tokens)
-    ]
-    answered = asyncio.run(send_all(args.url, requests, args.concurrency))
+    settings = RunSettings(
+        backend="openai",
+        model=args.model,
+        backend_options={"base_url": args.base_url},
+        tasks=[args.tasks],
+        datasets=[args.datasets],
+        types=[args.types],
+        limit=args.limit,
+        max_new_tokens=args.max_new_tokens,
+        data=args.data,
+    )
+    url = args.base_url + "/chat/completions"
+    parts = urlsplit(url)
+    requests = [http_request(parts.netloc, parts.path, body) for body in request_bodies(settings)]
+    answered = asyncio.run(send_all(url, requests, args.concurrency))
     if answered != len(requests):
         raise SystemExit(f"{len(requests) - answered} of {len(requests)} requests were not answered 200")
 

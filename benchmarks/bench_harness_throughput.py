@@ -107,13 +107,20 @@ def harness_env() -> dict[str, str]:
     }
 
 
+def run_selection(work: Workload) -> list[str]:
+    """``run``'s options that choose its requests: the same for ``run`` and the reference client."""
+    return [
+        "--data", str(work.build), "--tasks", "scrqa", "--datasets", "dream",
+        "--types", ",".join(c.scramble_type for c in CONFIGS), "--limit", str(work.requests),
+        "--max-new-tokens", str(MAX_NEW_TOKENS),
+    ]  # fmt: skip
+
+
 def run_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
     argv = [
         sys.executable, "-m", "scrambled_bench.evaluate_cli.main", "run", "--backend", "openai",
-        "--base-url", root + "/v1", "--model", MODEL, "--data", str(work.build),
-        "--tasks", "scrqa", "--datasets", "dream", "--types", ",".join(c.scramble_type for c in CONFIGS),
-        "--limit", str(work.requests), "--max-new-tokens", str(MAX_NEW_TOKENS), "--concurrency", str(concurrency), "--no-progress",
-        "--run-dir", str(out / "run"),
+        "--base-url", root + "/v1", "--model", MODEL, *run_selection(work), "--concurrency", str(concurrency),
+        "--no-progress", "--run-dir", str(out / "run"),
     ]  # fmt: skip
     return Command(argv, {**harness_env(), "HF_DATASETS_CACHE": str(out / "datasets_cache")})
 
@@ -176,14 +183,13 @@ def inspect_command(work: Workload, root: str, concurrency: int, out: Path) -> C
 
 
 def reference_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
-    """benchmarks/_reference_client.py: ``run``'s requests from a client that only sends them and reads the
-    bytes back, the most any client gets from this server here."""
+    """benchmarks/_reference_client.py: ``run``'s requests (planned from the same options) from a client that
+    only sends them and reads the bytes back, the most any client gets from this server here."""
     argv = [
-        sys.executable, str(repo_file("benchmarks/_reference_client.py")), "--url", root + "/v1/chat/completions",
-        "--build", str(work.build), *(f"--config={c.name}" for c in CONFIGS), "--model", MODEL,
-        "--max-new-tokens", str(MAX_NEW_TOKENS), "--concurrency", str(concurrency),
+        sys.executable, str(repo_file("benchmarks/_reference_client.py")), "--base-url", root + "/v1",
+        "--model", MODEL, "--concurrency", str(concurrency), *run_selection(work),
     ]  # fmt: skip
-    return Command(argv, harness_env())
+    return Command(argv, {**harness_env(), "HF_DATASETS_CACHE": str(out / "datasets_cache")})
 
 
 #: harness name -> its command for (workload, server root, concurrency, its own output folder)
