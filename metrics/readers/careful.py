@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.metrics.readers.common import Reading, check_arguments, check_output, parse_choices
+from scrambled_bench.metrics.readers.content import ChoiceContent, clauses
 from scrambled_bench.metrics.readers.recovery import read_recovery
 
 # Typographic and guillemet quotes read as their ASCII counterparts.
@@ -43,7 +44,8 @@ _ECHO = re.compile(r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|
 # A letter standing alone: what may follow it so that it is the letter and not the article "A" of
 # "A map" or the initial of "D.C.".
 _BARE_END = (
-    r"(?=\s*$|\s*\n|[):\]}]|[.,;!?](?![A-Za-z0-9])|\s*[\u2013\u2014]|\s+-\s|\s+\("
+    # "C.Huntington Bank": a letter glued by its full stop to a capitalised word (not "D.C." or "U.S.")
+    r"(?=\s*$|\s*\n|[):\]}]|[.,;!?](?![A-Za-z0-9])|\.(?=[A-Z][a-z])|\s*[\u2013\u2014]|\s+-\s|\s+\("
     r"|\s+(?:or|and|is|was|would|seems|appears|looks|fits|matches|because|since)\b)"
 )
 # A letter in any common quoting or bracketing, optionally inside LaTeX's \boxed{\textbf{...}}.
@@ -55,7 +57,9 @@ _LETTER_FORM = re.compile(
 )
 # Labels that may stand before a leading letter: "Answer:", "Final answer -", "Option", "Choice".
 _LABEL = re.compile(
-    r"(?:(?:the\s+)?(?:final|correct|best|right|my)\s+)?(?:answer|option|choice|letter)\b\s*[:\-=\u2013\u2014]?\s*",
+    r"(?:(?:the\s+)?(?:final|correct|best|right|my)\s+)?(?:answer|option|choice|letter)\b\s*[:\-=\u2013\u2014]?\s*"
+    # "A: (C) Cook": the "A:" of a "Q: ... A: ..." format, when another letter follows it
+    r"|(?-i:A)\s*:\s*(?=[(\[][A-E][)\]]|[A-E](?:[).:]|\s*$))",
     re.IGNORECASE,
 )
 # Words that may stand between a label or an answer statement and the answer itself.
@@ -122,11 +126,21 @@ _ALTERNATIVE = re.compile(r"(?:\b(?:or|and/or|and|vs\.?|versus|nor)\s+|^\s*[,/]\
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _BOXED = re.compile(r"\\boxed\s*\{")
 _TOKEN = re.compile(r"[^\W_]+")
+# How often an output must state a choice's content, in other words, for that to be its answer; once is
+# enough in a short answer (this many sentences at most).
+_REPEATED = 2
+_SHORT_ANSWER = 3
+# The most words a choice's label may have after its letter ("C) 371 days"): longer, it is an explanation.
+_LABEL_WORDS = 12
 # How far after a letter or a statement the reader looks for the words that go with it (a choice's text,
 # "or (B)"): far more than any choice's text, and it keeps reading a long degenerate output linear.
 _NEAR = 400
 # After a number, more of a number or of a calculation: "6 - 2 = 4" does not state the choice "6".
 _GOES_ON = re.compile(r"\s*(?:[-+*/^=:\u00d7\u00f7]|[.,]?\d)")
+# A calculation or a compound quantity, whose numbers are not the choices they equal ("6 - 2 = 4").
+_CALCULATION = re.compile(
+    r"[=+*/^\u00d7\u00f7]|\d\s*[-\u2013]\s*\d|\b(?:and|plus|minus|times)\s+\d", re.IGNORECASE
+)
 # After any choice text, another quantity joined to it: "2 hours and 30 minutes" is not "2 hours".
 _GOES_ON_WITH_NUMBER = re.compile(r"\s+(?:and|plus|minus|times)\s+\d", re.IGNORECASE)
 # Words that, up to three words before a choice's text, keep it from being the answer ("never mentions
@@ -136,7 +150,18 @@ _NEGATING |= {"whether", "if", "unlike"}
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
-_LISTED_CHOICE = re.compile(r"[ \t]*[(\[]?([A-E])[)\].:][ \t]*([^\n]*)\n")
+# Two or more lines that start "A) ...", "B) ..." (in order from A): the options recited.
+_RECITAL = re.compile(
+    r"^[ \t]*[(\[]?A[)\].:][^\n]*(?:\n[ \t]*\n?[ \t]*[(\[]?B[)\].:][^\n]*)"
+    r"(?:\n[ \t]*\n?[ \t]*[(\[]?C[)\].:][^\n]*(?:\n[ \t]*\n?[ \t]*[(\[]?D[)\].:][^\n]*"
+    r"(?:\n[ \t]*\n?[ \t]*[(\[]?E[)\].:][^\n]*)?)?)?",
+    re.MULTILINE,
+)
+# A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
+_LETTER_LINE = re.compile(
+    r"^[ \t]*(?:A[ \t]*:[ \t]*(?=[(\[]?[A-E](?:[)\].:]|[ \t]*$)))?[(\[]?(?P<line>[A-E])(?:[)\].:]|\.(?=[A-Z][a-z])|[ \t]*$)",
+    re.MULTILINE,
+)
 
 
 def _letter_of(match: re.Match) -> str:
@@ -154,6 +179,18 @@ class _Choices:
     def __init__(self, choices: Sequence[str]):
         self.valid = LETTERS[: len(choices)]
         self.tokens = [_tokens(choice) for choice in choices]
+        self.content = ChoiceContent(choices)
+
+    def stated(self, text: str) -> str | None:
+        """The letter of the choice that the sentence ``text`` begins states by its content, if the sentence
+        is one short clause, a label ("371 days", "the Disneys"), and states exactly one choice."""
+        sentence = clauses(_sentence_rest(text))
+        if len(sentence) != 1 or len(_tokens(sentence[0])) > _LABEL_WORDS or _CALCULATION.search(sentence[0]):
+            return None
+        if _NAMED_LETTER.search(sentence[0]):  # "this is (A) 20%": the letter speaks, not the words
+            return None
+        index = self.content.stated(sentence[0])
+        return None if index is None else self.valid[index]
 
     def exactly(self, text: str) -> str | None:
         """The letter of the one choice whose text ``text`` is (after normalising), if exactly one."""
@@ -222,18 +259,19 @@ def _goes_on(tokens: list[str], after: str) -> bool:
     return bool((tokens[-1].isdigit() and _GOES_ON.match(after)) or _GOES_ON_WITH_NUMBER.match(after))
 
 
-def _skip_listed_choices(text: str, choices: _Choices) -> str:
-    """``text`` after a list of the choices the model copied before answering ("A. ...\\nB. ...\\n")."""
-    position, listed = 0, 0
-    while line := _LISTED_CHOICE.match(text, position):
-        letter = line.group(1)
-        if (
-            letter not in choices.valid
-            or _tokens(line.group(2)) != choices.tokens[choices.valid.index(letter)]
-        ):
-            break
-        position, listed = line.end(), listed + 1
-    return text[position:] if listed >= 2 else text
+def _without_recitals(text: str) -> tuple[str, bool]:
+    """``text`` without the lists of the options it recites ("A. ...\\nB. ...\\nC. ..."), and whether it had one.
+
+    A recital is two or more lines in a row that start with the letters in order from A, whatever follows
+    them: the model copied (or rewrote) the options, which answers nothing.
+    """
+    kept, position, recited = [], 0, False
+    for block in _RECITAL.finditer(text):
+        kept.append(text[position : block.start()])
+        kept.append("\n")
+        position, recited = block.end(), True
+    kept.append(text[position:])
+    return ("".join(kept), recited) if recited else (text, False)
 
 
 def _words_after(text: str, count: int) -> str:
@@ -271,6 +309,31 @@ class _Verdict:
     """What the search for an answer noticed on its way: whether an answer was offered beside another."""
 
     hedged: bool = False
+
+
+#: The rules a ScrQA reading names, those that read a letter first, in the order they are tried; each is a
+#: section of the rulebook, docs/readers_disagreements.md, and a test keeps the two in step.
+CHOICE_RULES = (
+    "choice-text",
+    "leading-letter",
+    "cut-off-lead-in",
+    "answer-is",
+    "named-letter",
+    "choice-mention",
+    "choice-paraphrase",
+    "boxed",
+    "answer-after-echo",
+    # no answer, and why
+    "empty",
+    "prompt-echo",
+    "recital",
+    "hedge",
+    "ambiguous",
+    "cycle",
+    "letter-text-conflict",
+    "letter-outside-choices",
+    "no-answer",
+)
 
 
 class CarefulReader:
@@ -377,20 +440,26 @@ class CarefulReader:
         spelled = choices.exactly(text)
         if spelled:
             return Reading(spelled, "choice-text")
-        text = _skip_listed_choices(text, choices)
+        text, recited = _without_recitals(text)
+        text = _LEADING_SYMBOLS.sub("", text.strip())
         rules = (
             self._leading_letter,
             self._leading_choice_text,
             self._first_statement,
             self._named_letter,
             self._mentioned_choice,
+            self._paraphrased_choice,
         )
         for rule in rules:  # in priority order; a hedge seen on the way is remembered in the verdict
             reading = rule(text, choices, verdict)
             if reading is not None:
+                if reading.value is not None:
+                    return _contradiction(reading.value, text, choices) or reading
                 return reading
         if verdict.hedged:
             return Reading(None, "hedge")
+        if recited and not text.strip():
+            return Reading(None, "recital")
         return Reading(None, "prompt-echo" if _PROMPT_LEAD_IN.search(text) else "no-answer")
 
     @staticmethod
@@ -461,14 +530,25 @@ class CarefulReader:
                 negated = _NEGATING & set(words[max(0, start - 3) : start])
                 if words[start : start + len(tokens)] == tokens and not negated:
                     found.append((start, start + len(tokens), choices.valid[index]))
-        # a choice inside the words of a longer one ("at seven" in "at seven fifty") is not mentioned itself
-        found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
-        letters = {letter for _, _, letter in found}
+        letters = {letter for _, _, letter in _outermost(found)}
         if len(letters) == 1:
             return Reading(letters.pop(), "choice-mention")
         if len(letters) > 1 and {"or", "either"} & set(words):
             verdict.hedged = True
         return None
+
+    @staticmethod
+    def _paraphrased_choice(text: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
+        """An output that states one choice's content, in its words or others, and no other choice's: again
+        and again ("choice-paraphrase"), or once in a short answer ("choice-mention")."""
+        stated = choices.content.statements(text)
+        if not stated or len(set(stated)) != 1:
+            return None
+        letter = choices.valid[stated[0]]
+        if len(stated) >= _REPEATED:
+            return Reading(letter, "choice-paraphrase")
+        sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if _tokens(part)]
+        return Reading(letter, "choice-mention") if len(sentences) <= _SHORT_ANSWER else None
 
     # ------------------------------------------------------------ chain of thought
 
@@ -592,6 +672,58 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
     return named
 
 
+def _outermost(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The (start, end, letter) spans not inside another one: a choice inside the words of a longer one ("at
+    seven" in "at seven fifty") is not mentioned itself. One sweep, so that a long output stays linear.
+
+    >>> _outermost([(0, 2, "B"), (0, 3, "C"), (5, 6, "A")])
+    [(0, 3, 'C'), (5, 6, 'A')]
+    """
+    spans: dict[tuple[int, int], set[str]] = {}
+    for start, end, letter in found:
+        spans.setdefault((start, end), set()).add(letter)
+    kept, reach = [], -1
+    for (start, end), letters in sorted(spans.items(), key=lambda span: (span[0][0], -span[0][1])):
+        if end > reach:  # not inside an earlier, longer span
+            kept += [(start, end, letter) for letter in sorted(letters)] if len(letters) == 1 else []
+            reach = end
+    return kept
+
+
+def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
+    """No answer, and why, when the zero-shot answer ``letter`` is no commitment after all; None when nothing
+    contradicts it.
+
+    "cycle": the output also commits to another choice (another "the answer is ...", or a line given to
+    another letter). "letter-text-conflict": a letter elsewhere is followed by another choice's text, or
+    the output states another choice's content again and again and never this one's.
+    """
+    verdict = _Verdict()
+    # what follows a statement or a letter is read within _NEAR (bounded slices keep a long output linear),
+    # and a passage read once is not read again (a model stuck in a loop repeats itself)
+    read: set[tuple[str, str]] = set()
+    places = [(None, statement.end()) for statement in _statements(text)]
+    places += [(line.group("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
+    for named, end in places:
+        after = text[end : end + 2 * _NEAR]
+        if (named or "", after) in read:
+            continue
+        read.add((named or "", after))
+        if named is None:
+            reading = _read_stated(after, choices, verdict)
+        else:
+            reading = _judge_letter(named, after, "leading-letter", choices, verdict)
+        if reading is not None and reading.rule == "letter-text-conflict":
+            return reading
+        if reading is not None and reading.value is not None and reading.value != letter:
+            return Reading(None, "cycle")
+    stated = [choices.valid[index] for index in choices.content.statements(text)]
+    others = {other for other in stated if other != letter}
+    if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
+        return Reading(None, "letter-text-conflict")
+    return None
+
+
 def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
     """A letter read by ``rule`` checked: one of the choices, not contradicted, not hedged."""
     if _NEGATED_AFTER.match(rest):  # "(A) is wrong, ..." names a letter to rule it out
@@ -601,7 +733,10 @@ def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict:
     after = rest.lstrip(" )].:-\u2013\u2014\t")
     said = _sentence_rest(after)
     own = choices.tokens[choices.valid.index(letter)]
-    other = choices.exactly(said)
+    # the words after the letter are another choice's text, start with it ("C) 371 days" when D is 371), or
+    # state its content ("B) the Disneys")
+    spelled = choices.prefix(after)
+    other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
     if other and other != letter and _tokens(said) != own:
         return Reading(None, "letter-text-conflict")
     if own and _tokens(after[:_NEAR])[: len(own)] == own:
@@ -631,7 +766,8 @@ def _read_stated(after: str, choices: _Choices, verdict: _Verdict) -> Reading | 
                 verdict.hedged = True
                 return None
             return Reading(letter, "answer-is")
-    return None
+    stated = choices.stated(rest)  # "the answer is Disneys.", "the answer is: 16%"
+    return Reading(stated, "answer-is") if stated else None
 
 
 def _braced(text: str, start: int) -> str:
