@@ -55,11 +55,14 @@ _LETTER_FORM = re.compile(
     r"(?:\(\s*(?P<round>[A-Ea-e])\s*\)|\[\s*(?P<square>[A-Ea-e])\s*\]|\{\s*(?P<curly>[A-E])\s*\}"
     r"|\"\s*(?P<double>[A-E])\s*\"|'\s*(?P<single>[A-E])\s*'|(?P<bare>[A-E])" + _BARE_END + ")"
 )
+# "A: The answer is ...": "A:" is the answer's label when an answer statement follows it.
+_A_LABEL_BEFORE_STATEMENT = r"(?i:(?:the\s+)?(?:correct\s+|final\s+|right\s+)?answer\b)"
 # Labels that may stand before a leading letter: "Answer:", "Final answer -", "Option", "Choice".
 _LABEL = re.compile(
     r"(?:(?:the\s+)?(?:final|correct|best|right|my)\s+)?(?:answer|option|choice|letter)\b\s*[:\-=\u2013\u2014]?\s*"
-    # "A: (C) Cook": the "A:" of a "Q: ... A: ..." format, when another letter follows it
-    r"|(?-i:A)\s*:\s*(?=[(\[][A-E][)\]]|[A-E](?:[).:]|\s*$))",
+    # "A: (C) Cook", "A: The answer is (B).": the "A:" of a "Q: ... A: ..." format, when another letter or
+    # an answer statement follows it
+    r"|(?-i:A)\s*:\s*(?=[(\[][A-E][)\]]|[A-E](?:[).:]|\s*$)|" + _A_LABEL_BEFORE_STATEMENT + ")",
     re.IGNORECASE,
 )
 # Words that may stand between a label or an answer statement and the answer itself.
@@ -150,16 +153,12 @@ _NEGATING |= {"whether", "if", "unlike"}
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
-# Two or more lines that start "A) ...", "B) ..." (in order from A): the options recited.
-_RECITAL = re.compile(
-    r"^[ \t]*[(\[]?A[)\].:][^\n]*(?:\n[ \t]*\n?[ \t]*[(\[]?B[)\].:][^\n]*)"
-    r"(?:\n[ \t]*\n?[ \t]*[(\[]?C[)\].:][^\n]*(?:\n[ \t]*\n?[ \t]*[(\[]?D[)\].:][^\n]*"
-    r"(?:\n[ \t]*\n?[ \t]*[(\[]?E[)\].:][^\n]*)?)?)?",
-    re.MULTILINE,
-)
+# A line that starts with a capital and the mark of a listed option ("A) ...", "(B) ...", "C: ...").
+_LISTED_LINE = re.compile(r"^[ \t]*[(\[]?([A-Z])[)\].:][^\n]*", re.MULTILINE)
 # A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
 _LETTER_LINE = re.compile(
-    r"^[ \t]*(?:A[ \t]*:[ \t]*(?=[(\[]?[A-E](?:[)\].:]|[ \t]*$)))?[(\[]?(?P<line>[A-E])(?:[)\].:]|\.(?=[A-Z][a-z])|[ \t]*$)",
+    r"^[ \t]*(?!A[ \t]*:[ \t]*" + _A_LABEL_BEFORE_STATEMENT + ")"
+    r"(?:A[ \t]*:[ \t]*(?=[(\[]?[A-E](?:[)\].:]|[ \t]*$)))?[(\[]?(?P<line>[A-E])(?:[)\].:]|\.(?=[A-Z][a-z])|[ \t]*$)",
     re.MULTILINE,
 )
 
@@ -262,16 +261,35 @@ def _goes_on(tokens: list[str], after: str) -> bool:
 def _without_recitals(text: str) -> tuple[str, bool]:
     """``text`` without the lists of the options it recites ("A. ...\\nB. ...\\nC. ..."), and whether it had one.
 
-    A recital is two or more lines in a row that start with the letters in order from A, whatever follows
-    them: the model copied (or rewrote) the options, which answers nothing.
+    A recital is two or more lines in a row (blank lines between them allowed) that start with the letters
+    in order from A, whatever follows them: the model copied (or rewrote) the options, which answers
+    nothing. A model in a loop may go on past the question's letters ("D: He is calling.\\nE: He is ill.\\nF:
+    He is ill. ..."), and so does the recital.
+
+    >>> _without_recitals("A) Amazon\\nB) Meta\\n\\nThe answer is (B).")
+    ('\\n\\n\\nThe answer is (B).', True)
+    >>> _without_recitals("A) Amazon, because ...\\nThe answer is (A).")
+    ('A) Amazon, because ...\\nThe answer is (A).', False)
     """
-    kept, position, recited = [], 0, False
-    for block in _RECITAL.finditer(text):
-        kept.append(text[position : block.start()])
-        kept.append("\n")
-        position, recited = block.end(), True
-    kept.append(text[position:])
-    return ("".join(kept), recited) if recited else (text, False)
+    recitals: list[tuple[int, int]] = []
+    start, end, following = 0, -1, ""  # the run of listed lines being followed, and its next letter
+    for line in _LISTED_LINE.finditer(text):
+        letter = line.group(1)
+        if letter == following and not text[end : line.start()].strip():
+            end, following = line.end(), chr(ord(letter) + 1)
+            continue
+        if following > "B":  # the run that ends here had two lines or more
+            recitals.append((start, end))
+        start, end, following = (line.start(), line.end(), "B") if letter == "A" else (0, -1, "")
+    if following > "B":
+        recitals.append((start, end))
+    if not recitals:
+        return text, False
+    kept, position = [], 0
+    for start, end in recitals:
+        kept += [text[position:start], "\n"]
+        position = end
+    return "".join(kept) + text[position:], True
 
 
 def _words_after(text: str, count: int) -> str:
@@ -337,7 +355,8 @@ CHOICE_RULES = (
 
 
 class CarefulReader:
-    """What a careful human reader reads as the model's answer.
+    """What a careful human reader reads as the model's answer. The rulebook, docs/readers_disagreements.md,
+    has every rule with examples and how it differs from the paper's parse.
 
     ScrQA on RealtimeQA and DREAM (zero-shot), rules in priority order; the first that reads decides:
 
@@ -348,44 +367,54 @@ class CarefulReader:
        and then answers it; otherwise "prompt-echo" (a pure echo, or a new question the model made up).
        The prompt's "among A through D" never counts as naming letters.
     3. "choice-text": the whole output is one choice's text, case and punctuation aside (“Red squirrels”
-       for "Red squirrels."). A copy of the choices listed line by line ("A. ...\\nB. ...") is skipped.
+       for "Red squirrels."). Lines that recite the options in letter order ("A: ...\\nB: ...") are set
+       aside, whatever their text; a recital and nothing else is "recital".
     4. "leading-letter": the output starts with a letter in any common quoting or bracketing ("(B)",
        "[B]", "(b)", "**B**", "B)", "B:", "B.", "'C'", "“B”: ...", "«A»", "\\boxed{B}", "Option B",
-       "Answer: B", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a word is
-       the article or a pronoun ("A map is ...", "I think ..."), not a letter. "cut-off-lead-in": the same
-       after a fragment of a word ("s A.": the generation began mid-word).
+       "Answer: B", "A: (B)", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a
+       word is the article or a pronoun ("A map is ...", "I think ..."), not a letter. "cut-off-lead-in":
+       the same after a fragment of a word ("s A.": the generation began mid-word).
     5. "choice-text": the output starts with a choice's text and goes on ("Ground beef, according to
        ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie.
     6. "answer-is": the first statement that commits to an answer, anywhere ("the answer is (C)",
        "Answer: B", "the correct option is D", "I'd go with", "I think it's", "so (B).", "closest to (A)",
-       "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form or a choice's
-       text. Not statements: "Let's check each option:" (goes through the choices), a question ("Could
-       the answer be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
+       "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form, a choice's
+       text or a short clause that states one choice's content ("the answer is Disneys."). Not
+       statements: "Let's check each option:" (goes through the choices), a question ("Could the answer
+       be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
     7. "named-letter": the only letter named unmistakably ("(A)", "[A]", "'A'", "Option A", "A is
        correct", or a letter opening a line of its own); letters ruled out ("not (B)", "(B) is wrong")
        do not count. Two or more: "ambiguous".
-    8. "choice-mention": a one-sentence output, not a question, that contains exactly one choice's text,
-       not after a negation ("They are in a library." reads "In a library."; "The evidence never mentions
-       Microsoft." reads nothing).
-    9. Nothing read: "hedge" if an answer was offered beside another on the way, "prompt-echo" if the
-       output only repeats the prompt's last line, else "no-answer".
+    8. "choice-mention": a short answer (three sentences at most) that states exactly one choice, once: its
+       text, not after a negation ("They are in a library." reads "In a library."; "The evidence never
+       mentions Microsoft." reads nothing), or its content in other words
+       (:mod:`~scrambled_bench.metrics.readers.content`: "The woman is tired of her present job." reads
+       "She is tired of her present work.").
+    9. "choice-paraphrase": no letter, but one choice's content stated again and again (two clauses or
+       more), and no other choice's.
+    10. Nothing read: "hedge" if an answer was offered beside another on the way, "recital", "prompt-echo"
+        if the output only repeats the prompt's last line, else "no-answer".
 
     Every letter read is checked: one that is not among the choices gives no answer
-    ("letter-outside-choices"), as does one whose following words are exactly another choice's text
-    ("letter-text-conflict", e.g. "(C) Microsoft" when Microsoft is B). One offered beside another in the
-    same sentence ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's
-    own words, as in "(C) Both A and B") is no commitment: the search goes on down the rules.
+    ("letter-outside-choices"), as does one whose words name another choice ("letter-text-conflict":
+    "(C) Microsoft" when Microsoft is B, "C) 371 days" when D is 371, or an output that after its letter
+    states another choice's content again and again). One offered beside another in the same sentence
+    ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's own words, as in
+    "(C) Both A and B") is no commitment: the search goes on down the rules. One the output contradicts by
+    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle".
 
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
     one ("the answer is (C)", "... C", "\\boxed{C}", the choice's text, "The closest answer choice is
     (D)"), "hedge" if that statement hedges; then "boxed": the last ``\\boxed{...}`` holding a letter or a
     choice's text; then "named-letter": the one letter the last sentence names and does not rule out
     ("Since choice (C) works, ...", "... = (A)."); then "no-answer". A number that goes on ("the answer is
-    6 - 2 = 4") is not the choice "6".
+    6 - 2 = 4") is not the choice "6". A worked solution may correct itself: no cycle is looked for.
 
     Knowingly left unread (no answer rather than a guess): a bare lower-case letter ("b"), part of a
-    choice's text ("A restaurant" for "At a restaurant."), a choice mentioned inside a longer explanation
-    that never commits, an equivalent quantity ("2 hours and 30 minutes" for "2.5 hours").
+    choice's text ("A restaurant" for "At a restaurant."), half of a choice's distinctive words ("Burgers"
+    for "Burger King"), a choice mentioned once inside a longer explanation, a synonym beyond a shared stem
+    or world knowledge ("the Crucible" for the World Snooker Championship), an equivalent quantity ("2
+    hours and 30 minutes" for "2.5 hours").
 
     ScrRec: see :meth:`read_recovery`.
 
