@@ -155,6 +155,11 @@ _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer i
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
 # A line that starts with a capital and the mark of a listed option ("A) ...", "(B) ...", "C: ...").
 _LISTED_LINE = re.compile(r"^[ \t]*[(\[]?([A-Z])[)\].:][^\n]*", re.MULTILINE)
+# A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
+_LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
+_LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
+# The end of a clause: where the words that gave an answer end.
+_CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
 # A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
 _LETTER_LINE = re.compile(
     r"^[ \t]*(?!A[ \t]*:[ \t]*" + _A_LABEL_BEFORE_STATEMENT + ")"
@@ -733,6 +738,11 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     read: set[tuple[str, str]] = set()
     places = [(None, statement.end()) for statement in _statements(text)]
     places += [(line.group("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
+    places += [
+        (label.group(1), label.end())
+        for label in _LETTER_LABELS.finditer(text)
+        if _is_label(label, text, choices)
+    ]
     for named, end in places:
         after = text[end : end + 2 * _NEAR]
         if (named or "", after) in read:
@@ -746,11 +756,28 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
             return reading
         if reading is not None and reading.value is not None and reading.value != letter:
             return Reading(None, "cycle")
-    stated = [choices.valid[index] for index in choices.content.statements(text)]
+    # what the output goes on to say, after the clause that gave the answer ("Cereal\n\nThe data shows that
+    # eggs decreased the most ... eggs ...")
+    first = _CLAUSE_END.search(text)
+    stated = [
+        choices.valid[index] for index in choices.content.statements(text[first.end() :] if first else "")
+    ]
     others = {other for other in stated if other != letter}
     if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
         return Reading(None, "letter-text-conflict")
     return None
+
+
+def _is_label(label: re.Match, text: str, choices: _Choices) -> bool:
+    """Whether a bracketed letter inside a line is given as an answer: followed by its own choice's text and
+    then nothing but the end of the line or another letter ("C)OPEC (D)IOC (E)")."""
+    letter = label.group(1)
+    if letter not in choices.valid or not (own := choices.tokens[choices.valid.index(letter)]):
+        return False
+    after = text[label.end() : label.end() + _NEAR]
+    if _tokens(after)[: len(own)] != own:
+        return False
+    return bool(_LABEL_ENDS.match(_words_after(after, len(own))))
 
 
 def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict: _Verdict) -> Reading | None:

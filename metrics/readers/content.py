@@ -33,7 +33,7 @@ FUNCTION_WORDS = frozenset({
     "a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "we",
     "you", "i", "me", "him", "her", "them", "us", "his", "hers", "their", "theirs", "our", "your", "my",
     "mine", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "has",
-    "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must",
+    "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might",
     "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "than",
     "then", "so", "and", "or", "but", "if", "because", "while", "also", "just", "very", "really", "quite",
     "rather", "some", "any", "all", "each", "every", "both", "either", "there", "here", "what", "which",
