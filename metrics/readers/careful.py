@@ -153,6 +153,9 @@ _NEGATING |= {"whether", "if", "unlike"}
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
+# "A:" at the start, a question-and-answer format's label; and how many words make what follows a sentence.
+_ANSWER_LABEL = re.compile(r"A[ \t]*:[ \t]*(?![(\[]?[A-E](?:[)\].:]|\s*$))")
+_SENTENCE_WORDS = 3
 # A line that starts with a capital and the mark of a listed option ("A) ...", "(B) ...", "C: ...").
 _LISTED_LINE = re.compile(r"^[ \t]*[(\[]?([A-Z])[)\].:][^\n]*", re.MULTILINE)
 # A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
@@ -261,6 +264,30 @@ def _statements(text: str) -> list[re.Match]:
 def _goes_on(tokens: list[str], after: str) -> bool:
     """Whether the words after a choice's text make it part of a longer quantity."""
     return bool((tokens[-1].isdigit() and _GOES_ON.match(after)) or _GOES_ON_WITH_NUMBER.match(after))
+
+
+def _without_answer_label(text: str, choices: _Choices) -> str:
+    """``text`` without the "A:" of a question-and-answer format that stands before a sentence.
+
+    "A: Linda ekpsas English ... The answer is (C)" labels an answer with "A:", as a transcript labels a
+    speaker: when the words after "A:" are a sentence that is not choice A's (they neither begin with its
+    text nor state its content), the "A" is no letter.
+
+    >>> choices = _Choices(["Amazon", "Microsoft", "Meta", "Google"])
+    >>> _without_answer_label("A: The evidence does not say.", choices)
+    'The evidence does not say.'
+    >>> _without_answer_label("A: Amazon, it bought the firm.", choices)
+    'A: Amazon, it bought the firm.'
+    """
+    label = _ANSWER_LABEL.match(text)
+    if not label:
+        return text
+    after = text[label.end() :]
+    words = _tokens(_sentence_rest(after))
+    own = choices.tokens[0]
+    if len(words) < _SENTENCE_WORDS or (own and words[: len(own)] == own) or choices.stated(after):
+        return text
+    return after
 
 
 def _without_recitals(text: str) -> tuple[str, bool]:
@@ -475,7 +502,7 @@ class CarefulReader:
         if spelled:
             return Reading(spelled, "choice-text")
         text, recited = _without_recitals(text)
-        text = _LEADING_SYMBOLS.sub("", text.strip())
+        text = _without_answer_label(_LEADING_SYMBOLS.sub("", text.strip()), choices)
         rules = (
             self._leading_letter,
             self._leading_choice_text,

@@ -56,10 +56,13 @@ COVERAGE = 2 / 3
 
 
 def stem(word: str) -> str:
-    """A word lower-cased, with a plural or verb ending dropped, so that forms of one word compare equal.
+    """A word lower-cased, with a plural or verb ending and a final "e" dropped, so that forms of one word
+    compare equal ("lives", "living" and "live"; "hopes", "hoping" and "hoped").
 
     >>> [stem(word) for word in ["Disneys", "banks", "stories", "developing", "started", "glass", "450,000"]]
     ['disney', 'bank', 'story', 'develop', 'start', 'glass', '450000']
+    >>> {stem(word) for word in ["lives", "living", "live", "lived"]}
+    {'liv'}
     """
     word = word.lower()
     if word[:1].isdigit():
@@ -67,12 +70,12 @@ def stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def content_words(text: str) -> list[str]:
@@ -103,7 +106,7 @@ class ChoiceContent:
 
     >>> content = ChoiceContent(["Airport Wi-Fi", "Gas station ATMs", "Phone charging stations", "Car charging stations"])
     >>> [sorted(words) for words in content.distinctive]
-    [['airport', 'fi', 'wi'], ['atm', 'gas'], ['phone'], ['car']]
+    [['airport', 'fi', 'wi'], ['atm', 'gas'], ['phon'], ['car']]
     >>> content.stated("Avoid public phone charging stations.")
     2
     >>> content.stated("Charging stations are risky.") is None
