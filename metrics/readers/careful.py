@@ -3,6 +3,7 @@ ScrRec side is :mod:`scrambled_bench.metrics.readers.recovery`."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -186,7 +187,12 @@ class _Choices:
     def __init__(self, choices: Sequence[str]):
         self.valid = LETTERS[: len(choices)]
         self.tokens = [_tokens(choice) for choice in choices]
-        self.content = ChoiceContent(choices)
+        self._texts = choices
+
+    @functools.cached_property
+    def content(self) -> ChoiceContent:
+        """What each choice says, in distinctive words (made when a rule first needs it)."""
+        return ChoiceContent(self._texts)
 
     def stated(self, text: str) -> str | None:
         """The letter of the choice that the sentence ``text`` begins states by its content, if the sentence
