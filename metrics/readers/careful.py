@@ -159,6 +159,13 @@ _ANSWER_LABEL = re.compile(r"A[ \t]*:[ \t]*(?![(\[]?[A-E](?:[)\].:]|\s*$))")
 _SENTENCE_WORDS = 3
 # A line that starts with a capital and the mark of a listed option ("A) ...", "(B) ...", "C: ...").
 _LISTED_LINE = re.compile(r"^[ \t]*[(\[]?([A-Z])[)\].:][^\n]*", re.MULTILINE)
+# A declaration that no choice is right, which takes back an answer given before it.
+_NO_CHOICE_FITS = re.compile(
+    r"\bnone\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|answer\s+choices|given\s+(?:options|choices))\b"
+    r"|\bno\s+(?:correct|right|valid)\s+(?:answer|option|choice)\b|\bcannot\s+be\s+determined\b"
+    r"|\b(?:is|are)\s+not\s+(?:among|in|one\s+of)\s+the\s+(?:given\s+)?(?:choices|options|answer\s+choices)\b",
+    re.IGNORECASE,
+)
 # A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
 _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
@@ -763,8 +770,11 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
 
     "cycle": the output also commits to another choice (another "the answer is ...", or a line given to
     another letter). "letter-text-conflict": a letter elsewhere is followed by another choice's text, or
-    the output states another choice's content again and again and never this one's.
+    the output states another choice's content again and again and never this one's. "no-answer": it says
+    that none of the choices is right.
     """
+    if _NO_CHOICE_FITS.search(text) and not any(_NO_CHOICE_FITS.search(" ".join(t)) for t in choices.tokens):
+        return Reading(None, "no-answer")  # "B. But none of the options is correct."
     verdict = _Verdict()
     # what follows a statement or a letter is read within _NEAR (bounded slices keep a long output linear),
     # and a passage read once is not read again (a model stuck in a loop repeats itself)
