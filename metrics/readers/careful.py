@@ -171,6 +171,10 @@ _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
 # The end of a clause: where the words that gave an answer end.
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
+# One line that goes through three options or more in order from A: "A)Orange (B)Lime (C)Raspberry".
+_INLINE_RECITAL = re.compile(
+    r"^[ \t]*[(\[]?A[)\].:][^\n(\[]*[(\[]B[)\]][^\n(\[]*[(\[]C[)\]][^\n]*", re.MULTILINE
+)
 # A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
 _LETTER_LINE = re.compile(
     r"^[ \t]*(?!A[ \t]*:[ \t]*" + _A_LABEL_BEFORE_STATEMENT + ")"
@@ -309,10 +313,13 @@ def _without_recitals(text: str) -> tuple[str, bool]:
     A recital is two or more lines in a row (blank lines between them allowed) that start with the letters
     in order from A, whatever follows them: the model copied (or rewrote) the options, which answers
     nothing. A model in a loop may go on past the question's letters ("D: He is calling.\\nE: He is ill.\\nF:
-    He is ill. ..."), and so does the recital.
+    He is ill. ..."), and so does the recital. Three or more options in order from A on one line ("A)Orange
+    (B)Lime (C)Raspberry (D)Blueberry") are a recital too.
 
     >>> _without_recitals("A) Amazon\\nB) Meta\\n\\nThe answer is (B).")
     ('\\n\\n\\nThe answer is (B).', True)
+    >>> _without_recitals("A)Orange (B)Lime (C)Raspberry\\nThe answer is (C).")
+    ('\\n\\nThe answer is (C).', True)
     >>> _without_recitals("A) Amazon, because ...\\nThe answer is (A).")
     ('A) Amazon, because ...\\nThe answer is (A).', False)
     """
@@ -328,10 +335,13 @@ def _without_recitals(text: str) -> tuple[str, bool]:
         start, end, following = (line.start(), line.end(), "B") if letter == "A" else (0, -1, "")
     if following > "B":
         recitals.append((start, end))
+    recitals += [line.span() for line in _INLINE_RECITAL.finditer(text)]
     if not recitals:
         return text, False
     kept, position = [], 0
-    for start, end in recitals:
+    for start, end in sorted(recitals):
+        if start < position:  # a line of both kinds
+            continue
         kept += [text[position:start], "\n"]
         position = end
     return "".join(kept) + text[position:], True
