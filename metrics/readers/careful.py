@@ -384,8 +384,8 @@ class _Verdict:
     hedged: bool = False
 
 
-#: The rules a ScrQA reading names, those that read a letter first, in the order they are tried; each is a
-#: section of the rulebook, docs/readers_disagreements.md, and a test keeps the two in step.
+#: The rules a ScrQA reading names: those that read a letter, then those that say why none was read. Each is
+#: a section of the rulebook, docs/readers_disagreements.md, and a test keeps the two in step.
 CHOICE_RULES = (
     "choice-text",
     "leading-letter",
