@@ -35,6 +35,7 @@ BENCHMARK_FIGURES = {
     "bench_builder.py": Benchmark(r"full default build \(\d+ configs\): [\d.]+ s wall"),
     "bench_scramble.py": Benchmark(r"ratio loop/build: [\d.]+ wall"),
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
+    "bench_readers.py": Benchmark(r"judged samples, all +\d+ +[\d,]+ +[\d,]+ +[\d,]+"),
     "bench_probe.py": Benchmark(r"batch +1: +[\d.]+ samples/s", needs_shared=True),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
     "bench_transformers_batch.py": Benchmark(r"batch +2: +[\d.]+ samples/s"),
