@@ -21,7 +21,7 @@ texts = st.lists(words, min_size=1, max_size=30).map(" ".join)
 @settings(max_examples=200, deadline=None)
 @given(texts, st.sampled_from(["kfl", "kf", "rs50", "rs100", "sub"]), st.integers(0, 3))
 def test_marks_cover_exactly_the_words_that_changed(text: str, scramble_type: str, seed: int) -> None:
-    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0")
+    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0", place="text")
     pieces = changed_words(text, scrambled)
     assert "".join(piece for piece, _ in pieces) == scrambled  # nothing lost, nothing added
     marked = [word for piece, changed in pieces if changed for word in piece.split()]
@@ -38,7 +38,10 @@ def test_an_unchanged_prompt_has_no_mark(text: str) -> None:
     ("extra", "message"),
     [
         (["--from-lm-eval", "EMPTY"], "holds no scrambled variants of other tasks"),
-        (["--from-lighteval", "EMPTY", "--from-lm-eval", "EMPTY"], "give --from-lm-eval or --from-lighteval, not both"),
+        (
+            ["--from-lighteval", "EMPTY", "--from-lm-eval", "EMPTY"],
+            "give --from-lm-eval or --from-lighteval, not both",
+        ),
         (["runs/a", "--from-lm-eval", "EMPTY"], "give run folders or --from-lm-eval DIR, not both"),
         (["--from-lm-eval", "EMPTY", "--compare"], "--compare applies to run folders, not to --from-lm-eval"),
         ([], "give run folders to report"),
