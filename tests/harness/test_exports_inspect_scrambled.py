@@ -271,6 +271,7 @@ def _wire_choices(prompt: str) -> list[str]:
 
 @pytest.mark.server
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # five `inspect eval` runs, each some minutes on 2 busy cores
 def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, tmp_path: Path, capsys):
     from inspect_ai.log import list_eval_logs, read_eval_log
 
