@@ -64,6 +64,8 @@ def differences(previous: Mapping[str, Any], settings: Mapping[str, Any]) -> lis
     ['seed 0 (asked: 3)']
     >>> differences({"source_files": {"a.jsonl": "ab"}}, {"source_files": {"a.jsonl": "cd"}})
     ['other input files']
+    >>> differences({"source": {"source": "a.jsonl"}}, {"source": {"source": "b.jsonl"}})
+    ['source a.jsonl (asked: b.jsonl)']
     """
     found = []
     for key in COMPARED:
@@ -74,10 +76,8 @@ def differences(previous: Mapping[str, Any], settings: Mapping[str, Any]) -> lis
             continue
         if key == "source_files":
             found.append("other input files")
-        elif key == "source":
-            found.append(
-                f"source {_shown((theirs or {}).get('source'))} {_shown(theirs)} (asked: {_shown(mine)})"
-            )
+        elif key == "source" and (theirs or {}).get("source") != (mine or {}).get("source"):
+            found.append(f"source {(theirs or {}).get('source')} (asked: {(mine or {}).get('source')})")
         else:
             found.append(f"{key.replace('_', ' ')} {_shown(theirs)} (asked: {_shown(mine)})")
     return found
