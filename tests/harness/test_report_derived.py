@@ -55,3 +55,22 @@ def test_bad_input_is_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_a_variants_rpg_near_chance_is_footnoted_in_the_derived_table() -> None:
+    """`report --from-lm-eval`: a 4-way task whose canonical accuracy (7 of 30) is no better than chance gets
+    its variant's RPG marked, with the reason under the table."""
+    from scrambled_bench.harness.report.derived import derived_tables
+
+    gain = {"value": 1 / 3, "ci": [-1.0, 2.18], "n": 30, "original_accuracy": 7 / 30, "substituted_accuracy": 0.2,
+            "chance": 0.25, "original_accuracy_ci": [0.118, 0.409]}  # fmt: skip
+    metric = {"value": 0.2, "difference": -1 / 30, "ci": [-0.2, 0.13], "method": "BCa", "mcnemar_p": 1.0,
+              "n_paired": 30, "n_unpaired": 0, "relative_performance_gain": gain}  # fmt: skip
+    section = {"arc": {"metrics": {"acc,none": {"value": 7 / 30, "n": 30}},
+                       "types": {"kfl": {"task": "arc_kfl", "metrics": {"acc,none": metric}}}}}  # fmt: skip
+    [table] = derived_tables({"scrambled_tasks": section, "folder": "out"})
+    assert table.rows[1][6] == "33.33 [1]"
+    assert (
+        "[1] RPG not meaningful: original accuracy 23.3% [11.8%, 40.9%] contains chance (25.0%)"
+        in table.notes
+    )
