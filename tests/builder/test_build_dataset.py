@@ -51,6 +51,7 @@ def test_layout_card_and_manifest(small_build: Path):
     assert "| `categories_annotator1` | DREAM |" in card
     assert "`categories` follow annotator 2, as in the paper's Tables 7 and 8" in card
     assert "## Version history" in card and "| 1.1.0 |" in card and "| 1.0.0 |" in card
+    assert "This is version **1.1.0** (tag `v1.1.0`)" in card and "the text's column `original`" in card
     manifest = json.loads((small_build / "manifest.json").read_text())
     assert (manifest["version"], manifest["tag"], manifest["seed"], manifest["window"]) == (
         "1.1.0",

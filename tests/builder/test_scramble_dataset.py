@@ -421,11 +421,11 @@ def test_a_file_that_is_not_utf8_or_is_empty_is_one_line(tmp_path: Path, capsys,
     source = tmp_path / "d.jsonl"
     source.write_bytes(content)
     out = tmp_path / "out"
-    code, last = run_cli(capsys, str(source), "--columns", "text", "--types", "kfl", "--out", str(out))
-    assert (
-        code == 2 and last.startswith(f"error: cannot load dataset {str(source)!r}: ") and message in last
-    ), last
-    assert not out.exists() and leftovers(tmp_path) == []
+    code = main(["scramble", str(source), "--columns", "text", "--types", "kfl", "--out", str(out)])
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()  # one line: no traceback, no chatter before it
+    assert code == 2 and line == f"error: cannot load dataset {str(source)!r}: {source}: {message}", line
+    assert captured.out == "" and not out.exists() and leftovers(tmp_path) == []
 
 
 def test_push_uploads_the_output_and_push_alone_leaves_nothing_behind(tmp_path: Path, cache: str):
