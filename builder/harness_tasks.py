@@ -39,6 +39,7 @@ from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
+from scrambled_bench.builder.manifest import Manifest
 from scrambled_bench.builder.nested_columns import column_path
 from scrambled_bench.builder.scramble import (
     MANIFEST_KIND,
@@ -51,6 +52,7 @@ from scrambled_bench.builder.scramble import (
     scramble_dataset,
     variants_for,
 )
+from scrambled_bench.builder.scrambler import STREAM_VERSION
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import check_repo_id, require_token
 
@@ -172,6 +174,9 @@ class CanonicalTask:
         self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
     ) -> None:
         check_not_target(self, dataset, columns, variants, seed)
+
+    def check_template_columns(self, dataset: Any) -> None:
+        check_template_columns(self, dataset)
 
 
 def closest_names(name: str, names: Sequence[str]) -> str:
@@ -315,6 +320,36 @@ def template_columns(template: str) -> set[str]:
         return set()
 
 
+TEMPLATE_OPTIONS = ("doc_to_text", "doc_to_target", "doc_to_choice")
+"""The options of an lm-eval task that read a document's columns, by name or in a Jinja template."""
+
+
+def check_template_columns(task: CanonicalTask, dataset: Any) -> None:
+    """A one-line error where ``doc_to_text``, ``doc_to_target`` or ``doc_to_choice`` names a column the
+    task's documents do not have (after ``process_docs``, where the task reshapes them): lm-eval would fail
+    on every document, so no variant is written."""
+    import jinja2
+
+    if task.config.get("process_docs") is not None:
+        documents = _processed(task, dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset)))))
+        if not documents:
+            return
+        available = set(documents[0])
+    else:
+        available = set(dataset.features)
+    known = available | set(jinja2.Environment().globals)
+    for option in TEMPLATE_OPTIONS:
+        value = task.config.get(option)
+        if not isinstance(value, str) or value in available:
+            continue
+        missing = sorted(template_columns(value) - known)
+        if missing:
+            raise ScrambledBenchError(
+                f"task {task.name}: {option} reads column {missing[0]!r}, which its documents do not have "
+                f"(columns: {', '.join(sorted(available))})"
+            )
+
+
 def _static_target_columns(task: CanonicalTask, features: Sequence[str]) -> dict[str, str]:
     """Column -> the option that reads it, for targets given as a column name or a template."""
     readers = {"doc_to_target": task.config.get("doc_to_target")}
@@ -428,6 +463,8 @@ class HarnessScrambleResult:
     notes: list[str]
     hub: HubData | None = None
     run_hint: str = ""
+    unchanged: dict[str, str] = field(default_factory=dict)
+    """Per task, the texts each type left unchanged, in words (``ScrambleResult.unchanged_summary``)."""
 
 
 @dataclass(frozen=True)
@@ -467,9 +504,14 @@ def scramble_harness_task(
     push: str | None = None,
     private: bool = False,
     api: Any | None = None,
+    replace: bool = False,
 ) -> HarnessScrambleResult:
     """Scramble the data of the harness task(s) ``source`` names into ``out``, with the derived task files
     beside it; all or nothing (the folder is moved into place once whole).
+
+    A previous output of the same source, columns, seed and demonstrations in ``out`` grows: its tasks keep
+    the types they had and gain those asked for, and the task files name them all; one made otherwise is
+    refused unless ``replace``.
 
     With ``push`` (one task only), the task's scrambled data is also uploaded to that Hub dataset and the
     derived task files read it there, at the commit the upload made; ``api`` replaces
@@ -495,6 +537,7 @@ def scramble_harness_task(
         replaceable=is_scramble_output,
         refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
     )
+    previous = _previous_harness_output(out, replace, source=source, columns=columns, seed=seed, demos=demos)
     require_harness(harness)
     tasks = resolve(harness, spec, include_path=include_path, custom_tasks=custom_tasks)
     if push is not None and len(tasks) != 1:
@@ -513,12 +556,17 @@ def scramble_harness_task(
                 raise ScrambledBenchError(f"task {task.name}: {exc}") from None
         for split in task.eval_splits:
             task.refuse_target_columns(loaded[task.name].splits[split], columns, variants, seed)
+            task.check_template_columns(loaded[task.name].splits[split])
+    types = list(dict.fromkeys([*(previous or {}).get("types", []), *(v.scramble_type for v in variants)]))
 
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     rows: dict[str, dict[str, dict[str, int]]] = {}
     notes: list[str] = []
+    unchanged: dict[str, str] = {}
     try:
         for task in tasks:
+            if previous is not None and is_scramble_output(out / task.folder):
+                shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
             kept = [] if demos == "scrambled" else [s for s in task.splits if s not in task.eval_splits]
             if demos == "original" and task.demo_split in task.eval_splits:
                 notes.append(
@@ -534,19 +582,19 @@ def scramble_harness_task(
                 },
             )  # fmt: skip
             rows[task.name] = result.rows
+            unchanged[task.name] = result.unchanged_summary()
         hub = None
         if push is not None:
             hub = push_task_data(tmp / tasks[0].folder, push, private=private, api=api)
-        files, hint = _write_task_files(
-            harness, tmp, tasks, out, [v.scramble_type for v in variants], columns, seed, hub
-        )
+        files, hint = _write_task_files(harness, tmp, tasks, out, types, columns, seed, hub)
         manifest = {
             "kind": MANIFEST_KIND,
             "version": __version__,
+            "stream_version": STREAM_VERSION,
             "source": source,
             "harness": harness,
             "tasks": [task.name for task in tasks],
-            "types": [v.scramble_type for v in variants],
+            "types": types,
             "columns": columns,
             "seed": seed,
             "demos": demos,
@@ -564,7 +612,35 @@ def scramble_harness_task(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return HarnessScrambleResult(out, harness, rows, notes, hub, hint)
+    return HarnessScrambleResult(out, harness, rows, notes, hub, hint, unchanged)
+
+
+def _previous_harness_output(out: Path, replace: bool, **settings: Any) -> Mapping[str, Any] | None:
+    """The manifest of a previous harness-task output in ``out`` that the new one grows (None: there is
+    none, or ``replace``); a one-line error where it was made with other settings or is not a harness
+    output."""
+    from scrambled_bench import __version__
+
+    if replace or not is_scramble_output(out):
+        return None
+    previous = Manifest.read(out).data
+    if previous.get("tasks") is None:
+        raise ScrambledBenchError(
+            f"output {out} holds a scramble of {previous.get('source', {}).get('source')}, not of a harness "
+            "task; pass --replace to replace it, or --out another folder"
+        )
+    asked = {**settings, "version": __version__, "stream_version": STREAM_VERSION}
+    differences = [
+        f"{key.replace('_', ' ')} {previous.get(key)} (asked: {value})"
+        for key, value in asked.items()
+        if previous.get(key) != value
+    ]
+    if differences:
+        raise ScrambledBenchError(
+            f"output {out} holds a scramble of {'; '.join(differences)}: adding to it would mix two scrambles; "
+            "pass --replace to replace it, or --out another folder"
+        )
+    return previous
 
 
 def _write_task_files(

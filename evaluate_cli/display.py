@@ -137,6 +137,8 @@ def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
     intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
     footnote from ``notes`` (a :class:`~scrambled_bench.harness.report.tables.Footnotes`) saying why."""
 
+    from scrambled_bench.metrics.chance import chance_note
+
     def cell(key: str, name: str, digits: int) -> str:
         score = entry.get(key)
         if not score:
@@ -144,7 +146,8 @@ def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
         if score.get("value") is None:
             undefined = score.get("undefined")
             return f"n/a {notes.mark(f'{name} undefined: {undefined}')}" if undefined else "-"
-        return f"{score['value']:.{digits}f}"
+        near_chance = chance_note(score, unit="%")  # an RPG over an original accuracy no better than chance
+        return f"{score['value']:.{digits}f}" + (f" {notes.mark(near_chance)}" if near_chance else "")
 
     return [
         cell("edit_distance", "ED", 2),
@@ -283,6 +286,8 @@ def _percent(value: float | None) -> str:
 
 def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) -> None:
     """One line per scored file, in percent (the JSON on stdout keeps the modules' fractions)."""
+    from scrambled_bench.metrics.chance import chance_note
+
     for summary in summaries:
         if summary["task"] == "recovery":
             changed = ", ".join(
@@ -301,7 +306,12 @@ def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) 
         for condition, gain in summary.get("relative_performance_gain", {}).items():
             value = gain["relative_performance_gain"]
             reason = gain.get("relative_performance_gain_undefined")
-            parts.append(f"{condition} RPG {_percent(value)}" + (f" (undefined: {reason})" if reason else ""))
+            near_chance = None if reason else chance_note(gain, scale=100, unit="%")
+            parts.append(
+                f"{condition} RPG {_percent(value)}"
+                + (f" (undefined: {reason})" if reason else "")
+                + (f" ({near_chance})" if near_chance else "")
+            )
         out.print(f"{summary['file']} ({summary['reader']} reader): " + "; ".join(parts))
 
 
@@ -337,6 +347,10 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     def percent(value: Any) -> str:
         return "" if value is None else f"{100 * value:.1f}"
 
+    from scrambled_bench.harness.report.tables import Footnotes
+    from scrambled_bench.metrics.chance import chance_note
+
+    notes = Footnotes()
     table = Table(title=f"scrambled variants in {document['folder']} (paired with the canonical task)")
     for column in (
         "task",
@@ -369,10 +383,14 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
             for key, metric in variant["metrics"].items():
                 ci = metric.get("ci")
                 gain = (metric.get("relative_performance_gain") or {}).get("value")
+                near_chance = chance_note(metric.get("relative_performance_gain"), scale=100, unit="%")
                 table.add_row(
                     canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
                     f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
                     "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
-                    percent(gain), str(metric.get("n_paired", metric.get("n"))),
+                    percent(gain) + (f" {notes.mark(near_chance)}" if near_chance else ""),
+                    str(metric.get("n_paired", metric.get("n"))),
                 )  # fmt: skip
     out.print(table)
+    for line in notes.lines():
+        out.print(line, markup=False, highlight=False)

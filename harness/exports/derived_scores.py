@@ -66,20 +66,25 @@ def _mean_metrics(config: Mapping[str, Any]) -> set[str]:
     }
 
 
-def logged_scores(path: Path) -> dict[str, dict[Any, DocScore]]:
-    """``metric,filter`` -> doc_id -> its score and target, from one samples file.
+def logged_scores(path: Path, *, multiple_choice: bool = False) -> dict[str, dict[Any, DocScore]]:
+    """``metric,filter`` -> doc_id -> its score and target, from one samples file; for a ``multiple_choice``
+    task also each document's number of choices (one logged request per choice: RPG's chance level).
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "samples_t_2026-01-01T00-00-00.1.jsonl"
     >>> row = {"doc_id": 0, "target": "A", "filter": "none", "metrics": ["exact_match"], "exact_match": 1.0}
     >>> _ = path.write_text(json.dumps(row) + "\\n")
     >>> logged_scores(path)
-    {'exact_match,none': {0: DocScore(score=1.0, target='A')}}
+    {'exact_match,none': {0: DocScore(score=1.0, target='A', choices=None)}}
     """
     from scrambled_bench.io import read_jsonl
 
     scores: dict[str, dict[Any, DocScore]] = {}
     for line, row in read_jsonl(path, required=("doc_id", "metrics")):
+        arguments = row.get("arguments")
+        choices = (
+            len(arguments) if multiple_choice and isinstance(arguments, list | dict) and arguments else None
+        )
         for metric in row["metrics"]:
             value = row.get(metric)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -87,7 +92,7 @@ def logged_scores(path: Path) -> dict[str, dict[Any, DocScore]]:
             key = f"{metric},{row.get('filter', 'none')}"
             if row["doc_id"] in scores.setdefault(key, {}):
                 raise ScrambledBenchError(f"{path}:{line}: document {row['doc_id']} is logged twice")
-            scores[key][row["doc_id"]] = DocScore(float(value), _hashable(row.get("target")))
+            scores[key][row["doc_id"]] = DocScore(float(value), _hashable(row.get("target")), choices)
     return scores
 
 
@@ -125,10 +130,11 @@ def score_derived(
             )
         configs = results.get("configs") or {}
         means = _mean_metrics(configs.get(canonical) or {})
+        multiple_choice = (configs.get(canonical) or {}).get("output_type") == "multiple_choice"
         section[canonical] = pair_variants(
             canonical,
             variants,
-            {task: logged_scores(samples[task]) for task in needed},
+            {task: logged_scores(samples[task], multiple_choice=multiple_choice) for task in needed},
             lambda task, key: _harness_value(results, task, key),
             lambda key, means=means: key.partition(",")[0] in means,
             settings,

@@ -137,7 +137,8 @@ def bench_samples(logs: Sequence[Any]) -> list[LoggedSample]:
 
 def sample_scores(log: Any) -> dict[str, dict[Hashable, DocScore]]:
     """Each scorer's per-sample values in a log, as numbers (Inspect's own ``value_to_float``: C/I as 1/0),
-    keyed by (sample id, epoch), with the sample's target to check pairs by. A sample a scorer did not
+    keyed by (sample id, epoch), with the sample's target to check pairs by (and its number of choices, where
+    it has choices: RPG's chance level). A sample a scorer did not
     score (an error) is left out; a value that is not a number (a dict) too, naming nothing."""
     from inspect_ai.scorer import value_to_float
 
@@ -148,7 +149,7 @@ def sample_scores(log: Any) -> dict[str, dict[Hashable, DocScore]]:
             if isinstance(score.value, dict | list):
                 continue
             scores.setdefault(name, {})[(sample.id, sample.epoch)] = DocScore(
-                to_float(score.value), sample.target
+                to_float(score.value), sample.target, len(sample.choices) if sample.choices else None
             )
     return scores
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.report.tables import ReportTable
+from scrambled_bench.harness.report.tables import Footnotes, ReportTable
+from scrambled_bench.metrics.chance import chance_note
 
 HARNESS_OPTIONS = {"lm-eval": "--from-lm-eval", "lighteval": "--from-lighteval"}
 """The harnesses whose derived tasks (``scramble lm-eval:TASK`` / ``lighteval:SPEC``) ``report`` reads."""
@@ -81,11 +82,12 @@ def derived_tables(document: Mapping[str, Any]) -> list[ReportTable]:
             ["canonical", key, _percent(metric.get("value")), "", "", "", "", str(metric.get("n") or "")]
             for key, metric in entry["metrics"].items()
         ]
-        methods, notes = set(), []
+        methods, notes, chance_notes = set(), [], Footnotes()
         for scramble_type, variant in entry["types"].items():
             for key, metric in variant["metrics"].items():
                 ci = metric.get("ci")
                 gain = (metric.get("relative_performance_gain") or {}).get("value")
+                near_chance = chance_note(metric.get("relative_performance_gain"), scale=100, unit="%")
                 p_value = metric.get("mcnemar_p")
                 if metric.get("method"):
                     methods.add(str(metric["method"]))
@@ -103,10 +105,11 @@ def derived_tables(document: Mapping[str, Any]) -> list[ReportTable]:
                         _percent(metric.get("difference")),
                         f"[{_percent(ci[0])}, {_percent(ci[1])}]" if ci else "",
                         "" if p_value is None else f"{p_value:.3g}",
-                        _percent(gain),
+                        _percent(gain) + (f" {chance_notes.mark(near_chance)}" if near_chance else ""),
                         str(metric.get("n_paired", "")),
                     ]
                 )
+        notes.extend(chance_notes.lines())
         caption = (
             f"Each variant against {canonical} over the documents both logged (paired by id, targets checked): "
             "the difference in percentage points with its interval, McNemar's exact p for 0/1 metrics, RPG "

@@ -38,6 +38,7 @@ from scrambled_bench.harness.report.paper import (
 )
 from scrambled_bench.harness.report.runs import Run
 from scrambled_bench.harness.tasks import TASKS, Task
+from scrambled_bench.metrics.chance import chance_note
 
 
 @dataclass
@@ -112,7 +113,10 @@ def score_cell(
         return f"n/a {notes.mark(f'{label} undefined: {reason}')}"
     text = format_score(score, ci=ci, digits=digits)
     fallback = percentile_note(score) if ci else None
-    return f"{text} {notes.mark(fallback)}" if fallback else text
+    if fallback:
+        text = f"{text} {notes.mark(fallback)}"
+    near_chance = chance_note(score, unit="%")  # tables show percent
+    return f"{text} {notes.mark(near_chance)}" if near_chance else text
 
 
 def _add_caption(table: ReportTable, text: str) -> None:

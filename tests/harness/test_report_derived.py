@@ -21,7 +21,7 @@ texts = st.lists(words, min_size=1, max_size=30).map(" ".join)
 @settings(max_examples=200, deadline=None)
 @given(texts, st.sampled_from(["kfl", "kf", "rs50", "rs100", "sub"]), st.integers(0, 3))
 def test_marks_cover_exactly_the_words_that_changed(text: str, scramble_type: str, seed: int) -> None:
-    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0")
+    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0", place="text")
     pieces = changed_words(text, scrambled)
     assert "".join(piece for piece, _ in pieces) == scrambled  # nothing lost, nothing added
     marked = [word for piece, changed in pieces if changed for word in piece.split()]
@@ -38,7 +38,10 @@ def test_an_unchanged_prompt_has_no_mark(text: str) -> None:
     ("extra", "message"),
     [
         (["--from-lm-eval", "EMPTY"], "holds no scrambled variants of other tasks"),
-        (["--from-lighteval", "EMPTY", "--from-lm-eval", "EMPTY"], "give --from-lm-eval or --from-lighteval, not both"),
+        (
+            ["--from-lighteval", "EMPTY", "--from-lm-eval", "EMPTY"],
+            "give --from-lm-eval or --from-lighteval, not both",
+        ),
         (["runs/a", "--from-lm-eval", "EMPTY"], "give run folders or --from-lm-eval DIR, not both"),
         (["--from-lm-eval", "EMPTY", "--compare"], "--compare applies to run folders, not to --from-lm-eval"),
         ([], "give run folders to report"),
@@ -52,3 +55,22 @@ def test_bad_input_is_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_a_variants_rpg_near_chance_is_footnoted_in_the_derived_table() -> None:
+    """`report --from-lm-eval`: a 4-way task whose canonical accuracy (7 of 30) is no better than chance gets
+    its variant's RPG marked, with the reason under the table."""
+    from scrambled_bench.harness.report.derived import derived_tables
+
+    gain = {"value": 1 / 3, "ci": [-1.0, 2.18], "n": 30, "original_accuracy": 7 / 30, "substituted_accuracy": 0.2,
+            "chance": 0.25, "original_accuracy_ci": [0.118, 0.409]}  # fmt: skip
+    metric = {"value": 0.2, "difference": -1 / 30, "ci": [-0.2, 0.13], "method": "BCa", "mcnemar_p": 1.0,
+              "n_paired": 30, "n_unpaired": 0, "relative_performance_gain": gain}  # fmt: skip
+    section = {"arc": {"metrics": {"acc,none": {"value": 7 / 30, "n": 30}},
+                       "types": {"kfl": {"task": "arc_kfl", "metrics": {"acc,none": metric}}}}}  # fmt: skip
+    [table] = derived_tables({"scrambled_tasks": section, "folder": "out"})
+    assert table.rows[1][6] == "33.33 [1]"
+    assert (
+        "[1] RPG not meaningful: original accuracy 23.3% [11.8%, 40.9%] contains chance (25.0%)"
+        in table.notes
+    )
