@@ -94,8 +94,13 @@ def test_timeouts_and_http_errors_never_count_as_a_dead_endpoint(tmp_path: Path)
         ("timeouts", lambda _: BackendError("no answer within 0.1 s", retryable=True)),
         ("503 between refusals", alternating),
     ):
+        # one request at a time: the attempts fail in the order above, however loaded the machine
         stats, _, _ = run(
-            Scripted(answers=0, failure=failure), tmp_path / name, dead_after=0.2, max_retries=3
+            Scripted(answers=0, failure=failure),
+            tmp_path / name,
+            dead_after=0.2,
+            max_retries=3,
+            concurrency=1,
         )
         assert stats.stopped is None, name
         assert stats.failed == 40, name  # every request ran out of its retries, as before
@@ -110,7 +115,9 @@ def test_faults_between_successes_never_stop_the_run(tmp_path: Path) -> None:
                 raise refused(self.attempts)
             return Generation(request.prompt.upper(), 1, 1, "stop")
 
-    stats, _, completed = run(Flaky(answers=0, failure=refused), tmp_path, dead_after=0.05)
+    # one request at a time, so that a refusal is always followed by a success (two requests in flight could
+    # report two refusals in a row on a loaded machine, and 0.05 s is easily spent without a success)
+    stats, _, completed = run(Flaky(answers=0, failure=refused), tmp_path, dead_after=0.05, concurrency=1)
     assert stats.stopped is None and stats.succeeded == len(completed) == 40
 
 
