@@ -132,7 +132,7 @@ def build_report(
         raise ScrambledBenchError("--params places runs in the size figure: add --plot DIR or --format html")
     sizes = _sizes(loaded, options) if draws_figures else None
 
-    text = _report_text(loaded, probes, options, references, sizes)
+    text = _report_text(loaded, probes, options, references, sizes, notify)
     if options.output is not None:
         from scrambled_bench.io import atomic_write_text
 
@@ -141,7 +141,7 @@ def build_report(
     else:
         emit(text)
     if options.plot is not None:
-        for path in _plot(loaded, probes, options, references, sizes):
+        for path in _plot(loaded, probes, options, references, sizes, notify):
             notify(f"wrote {path}")
     _publish(loaded, options, notify)
 
@@ -197,7 +197,14 @@ def _report_harness_folder(
         emit(text)
 
 
-def _report_text(loaded: list, probes: dict, options: ReportOptions, references: list, sizes: Any) -> str:
+def _report_text(
+    loaded: list,
+    probes: dict,
+    options: ReportOptions,
+    references: list,
+    sizes: Any,
+    notify: Callable[[str], None] = _to_stderr,
+) -> str:
     """The tables (with the comparison), rendered in the asked format; html adds the figures and settings."""
     from scrambled_bench.harness.report.render import RENDERERS, render_html
     from scrambled_bench.harness.report.runs import run_details
@@ -214,7 +221,10 @@ def _report_text(loaded: list, probes: dict, options: ReportOptions, references:
     from scrambled_bench.harness.report.figures import svg_figures
 
     figures = (
-        [(one.name, one.caption, svg) for one, svg in svg_figures(loaded, paper=references, sizes=sizes)]
+        [
+            (one.name, one.caption, svg)
+            for one, svg in svg_figures(loaded, paper=references, sizes=sizes, notify=notify)
+        ]
         if loaded
         else []
     )
@@ -233,13 +243,23 @@ def _sizes(loaded: list, options: ReportOptions) -> Any:
     return run_parameters(loaded, list(options.params))
 
 
-def _plot(loaded: list, probes: dict, options: ReportOptions, references: list, sizes: Any) -> list[Path]:
-    """The figures as PNG and SVG files under ``options.plot``; the paths written."""
+def _plot(
+    loaded: list,
+    probes: dict,
+    options: ReportOptions,
+    references: list,
+    sizes: Any,
+    notify: Callable[[str], None],
+) -> list[Path]:
+    """The figures as PNG and SVG files under ``options.plot``; the paths written (a figure not drawn is
+    told to ``notify``, with why)."""
     from scrambled_bench.harness.report.figures import plot_figures
     from scrambled_bench.probing.report import plot_probe
 
     assert options.plot is not None
-    written = plot_figures(loaded, options.plot, paper=references, sizes=sizes) if loaded else []
+    written = (
+        plot_figures(loaded, options.plot, paper=references, sizes=sizes, notify=notify) if loaded else []
+    )
     for folder, result in probes.items():
         written += plot_probe(result, options.plot / Path(folder).name)
     return written

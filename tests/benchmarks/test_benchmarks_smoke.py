@@ -42,6 +42,7 @@ BENCHMARK_FIGURES = {
     "bench_token_estimate.py": Benchmark(r"worst \|error\| per type +[\d.]+%"),
     "bench_client_overhead.py": Benchmark(r"\d+\.\d+%\s+[\d.]+\s+aiohttp"),
     "bench_concurrency_speedup.py": Benchmark(r"speed-up\s+[\d.]+x"),
+    "bench_server_determinism.py": Benchmark(r"concurrency 1, another order\s+\d+ of \d+ differ"),
     "bench_harness_throughput.py": Benchmark(r"\brun\s+[\d.]+\s+[\d.]+%[\s\S]*run reaches [\d.]+% of the reference client"),
 }
 
