@@ -113,11 +113,18 @@ def find_entry(gguf_sha256: str, root: Path | None = None) -> tuple[CachedGGUF |
 
 
 def store_entry(
-    gguf_sha256: str, gguf_name: str, model: Any, tokenizer: Any, root: Path | None = None
+    gguf_sha256: str,
+    gguf_name: str,
+    model: Any,
+    tokenizer: Any,
+    root: Path | None = None,
+    *,
+    replace: bool = False,
 ) -> CachedGGUF:
     """Save a GGUF's de-quantised ``model`` (float32, as transformers made it) and ``tokenizer`` as its
     entry, atomically: written and synced in a temporary folder beside it, renamed into place last. An
-    unusable entry already there is replaced; a usable one another process put there first is kept."""
+    unusable entry already there is replaced, and so is any with ``replace`` (one that looked whole but
+    did not load); otherwise a usable one another process put there first is kept."""
     folder = entry_folder(gguf_sha256, root)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{gguf_sha256[:16]}.", suffix=".tmp"))
@@ -143,7 +150,7 @@ def store_entry(
             handle.flush()
             os.fsync(handle.fileno())
         if folder.exists():
-            if problem_with(folder, gguf_sha256) is None:  # another process finished first: keep its entry
+            if not replace and problem_with(folder, gguf_sha256) is None:  # another process came first
                 return CachedGGUF(folder, gguf_sha256)
             _remove(folder)
         try:

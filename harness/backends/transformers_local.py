@@ -211,12 +211,13 @@ def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
     digest = file_sha256(path)
     facts: dict[str, Any] = {"gguf_sha256": digest}
     entry, problem = gguf_cache.find_entry(digest)
+    unreadable = False
     if entry is not None:
         try:
             tokenizer = AutoTokenizer.from_pretrained(entry.folder)
             model = AutoModelForCausalLM.from_pretrained(entry.folder, dtype=dtype)
         except (OSError, ValueError) as exc:
-            problem = f"unreadable ({first_line(exc)})"
+            problem, unreadable = f"unreadable ({first_line(exc)})", True
         else:
             facts["gguf_cache"] = {"entry": str(entry.folder), "state": "reused"}
             return model, tokenizer, facts
@@ -238,7 +239,7 @@ def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
         # dense now: what still marks the model quantized would refuse save_pretrained and a cast
         model.hf_quantizer.remove_quantization_config(model)
     try:
-        stored = gguf_cache.store_entry(digest, path.name, model, tokenizer)
+        stored = gguf_cache.store_entry(digest, path.name, model, tokenizer, replace=unreadable)
     except OSError as exc:  # a full or read-only cache costs the next load its time, not this run
         gguf_cache.say(
             f"could not cache the de-quantised {path.name} ({first_line(exc)}); the next load de-quantises again"
