@@ -195,6 +195,46 @@ def test_prompts_of_very_different_lengths_are_decoded_apart_with_the_same_answe
 
 
 @pytest.mark.slow
+def test_a_batch_ends_when_its_last_row_hits_a_stop_string_not_at_max_new_tokens(
+    gguf_for_transformers: Path,
+) -> None:
+    """A finished row stops the batch's work as far as generate allows: it is padded from then on, and the
+    decoding loop ends with the last unfinished row, long before max_new_tokens."""
+    settings = GenerationSettings(max_new_tokens=32, temperature=0.0, seed=0, stop=(",",))
+    requests = [
+        GenerationRequest(p, chat=False, settings=settings)
+        for p in ("One, two, three,", "1, 2, 3,", "a, b, c,")
+    ]
+
+    async def go() -> tuple[list, int]:
+        backend = create_backend("transformers", model=str(gguf_for_transformers), batch_size=3)
+        try:
+            await backend.health_check()
+            model = backend._loaded.model
+            steps = 0
+            forward = model.forward
+
+            def counting(*args, **kwargs):
+                nonlocal steps
+                steps += 1
+                return forward(*args, **kwargs)
+
+            model.forward = counting
+            try:
+                results = await asyncio.gather(*(backend.generate(r) for r in requests))
+            finally:
+                del model.forward
+            return results, steps
+        finally:
+            await backend.aclose()
+
+    results, steps = asyncio.run(go())
+    assert all(g.finish_reason == "stop" and "," not in g.text for g in results)
+    # one forward pass per generated token of the longest row (the prompt's pass gives the first token)
+    assert steps == max(g.completion_tokens for g in results) < settings.max_new_tokens
+
+
+@pytest.mark.slow
 def test_the_compile_option_asks_generate_for_a_static_cache_and_compilation(
     gguf_for_transformers: Path,
 ) -> None:
