@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import gc
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -220,6 +221,9 @@ def main() -> None:
     )
     add_smoke_flag(parser)
     args = parser.parse_args()
+    # a row is minutes apart from the next on a busy CPU: each one printed as it comes, also into a file,
+    # so a run stopped early keeps what it measured
+    sys.stdout.reconfigure(line_buffering=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     batch_sizes = [int(size) for size in args.batch_sizes.split(",")]
     if args.smoke:  # two requests, four tokens, batches of 1 and 2, on the tests' tiny build
