@@ -452,7 +452,8 @@ def evaluate_model(
     folder)`` once the backend answered, before anything is sent. With ``dry_run``, nothing is sent: what
     the run would send is counted (by ``tokenizer`` where given) and handed to ``dry_run``, and the return
     is None. Answers are reused only where this endpoint gave them, or with ``replicas`` (the endpoints
-    serve the same weights) where any did (:func:`execute_run`).
+    serve the same weights) where any did (:func:`execute_run`). Without ``progress``, transformers' and the
+    Hub's progress bars and warnings are silenced too.
 
     >>> evaluate_model(tokenizer="tok.gguf")
     Traceback (most recent call last):
@@ -460,6 +461,7 @@ def evaluate_model(
     scrambled_bench.errors.ScrambledBenchError: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)
     """
     from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.quiet import quiet_libraries
 
     if tokenizer is not None and dry_run is None:
         raise ScrambledBenchError(
@@ -468,7 +470,8 @@ def evaluate_model(
     settings = settings or RunSettings()
     engine = engine or EngineSettings()
     folder = Path(run_dir) if run_dir is not None else None
-    plan = plan_run(settings, announce=announce, build_progress=build_progress)
+    with quiet_libraries(not progress):  # building or loading the data
+        plan = plan_run(settings, announce=announce, build_progress=build_progress)
     backend = create_run_backend(settings, engine)
 
     async def go() -> dict[str, Any] | None:
@@ -494,7 +497,8 @@ def evaluate_model(
         finally:
             await backend.aclose()
 
-    return asyncio.run(go())
+    with quiet_libraries(not progress):  # loading the model, generating
+        return asyncio.run(go())
 
 
 async def _count_dry_run(plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None) -> DryRun:
