@@ -19,6 +19,12 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   became a development sample. Its item ids still say "final-". Its key records what the careful reader of
   branch main (before issue 31) reads on each item (``careful_before``, ``rule_before``), so the tables
   before and after can be recomputed here without that old code.
+- ``final``: 154 disagreements of the reader of commit a5c6498, drawn after its rules were frozen and judged
+  by two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``): all 104
+  fresh SmolLM2 disagreements of outputs generated for it (RealtimeQA under scramble types no earlier sample used:
+  rs20, kr2, kfkr1, klkr1; and one DREAM original row), and all 50 released disagreements no earlier sample
+  used (AQuA); 200 were asked for, these are all the fresh ones there were. The figures the issue asks for
+  are taken on it. Its key records the careful reader of branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -69,8 +75,7 @@ def load_sample(name: str) -> list[dict]:
 
 
 DEVELOPMENT = ("dev1", "dev2", "dev3")
-SAMPLES = {name: load_sample(name) for name in DEVELOPMENT}
-TWO_JUDGES = ("dev3",)
+SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
 def _read(item: dict, reader) -> str | None:
@@ -116,6 +121,69 @@ def _agreed(items: list[dict]) -> list[dict]:
     return [item for item in items if item["judged"] == item["judged_b"]]
 
 
+FINAL_SIZE, FINAL_AGREED = 154, 152
+FINAL_NOW = (144, 144, 143)  # right vs judge A, vs judge B, on the items both agree on
+FINAL_BEFORE = (130, 132, 130)
+
+
+def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
+    seen = {item["fingerprint"] for name in DEVELOPMENT for item in SAMPLES[name]}
+    final = SAMPLES["final"]
+    assert len(final) == FINAL_SIZE
+    assert not seen & {item["fingerprint"] for item in final}, "the final sample reuses a development item"
+    assert 2 * sum(item["source"].startswith("smollm2:") for item in final) >= len(final)
+
+
+def test_the_final_sample_was_drawn_from_this_reader():
+    """The final sample's key records the careful reader's value and rule when it was drawn (commit
+    a5c6498); the reader in the code must still read the same, or the figures below are not its."""
+    changed = []
+    for item in SAMPLES["final"]:
+        reading = careful.read_choice(item["output"], list(item["choices"].values()), dataset=item["dataset"])
+        if (reading.value, reading.rule) != (item["careful"], item["rule"]):
+            changed.append((item["id"], item["careful"], item["rule"], reading))
+    assert changed == []
+
+
+def test_the_careful_reader_on_the_final_sample():
+    """The final figures, pinned (``careful`` is the reader in the code, which the test above holds to the
+    key; ``careful_before`` the reader of branch main before issue 31)."""
+    final = SAMPLES["final"]
+    agreed = _agreed(final)
+    assert len(agreed) == FINAL_AGREED
+    now = (_right(final, "careful"), _right(final, "careful", "judged_b"), _right(agreed, "careful"))
+    before = (
+        _right(final, "careful_before"),
+        _right(final, "careful_before", "judged_b"),
+        _right(agreed, "careful_before"),
+    )
+    assert now == FINAL_NOW
+    assert before == FINAL_BEFORE
+
+
+def test_the_rulebook_gives_the_final_tables_before_and_after():
+    """docs/readers_disagreements.md shows the final sample's tables by rule, against judge A, judge B and
+    on the items both agree on, for the careful reader before issue 31 and the reader in the code."""
+    final = SAMPLES["final"]
+    rulebook = RULEBOOK.read_text(encoding="utf-8")
+    for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
+        assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
+        assert table_by_rule(items, "careful", "rule", judged) in rulebook
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 31's target is not met on the final sample: right on 144 of 154 against judge A "
+    "(93.5%), 144 against judge B, 143 of the 152 items both judges agree on "
+    "(docs/readers_disagreements.md)",
+)
+def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
+    """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A)."""
+    final = SAMPLES["final"]
+    right = sum(_read(item, careful) == item["judged"] for item in final)
+    assert right / len(final) >= 0.95, f"careful right on {right} of {len(final)}"
+
+
 def test_dev3_as_it_was_judged_when_it_was_drawn_as_the_final_sample():
     """dev3's history: the reader of commit 767b820 (the key's ``careful``) was right on 176 of 200 against
     judge A, 185 against judge B, and on 176 of the 191 items where the two judges agree; before issue 31
@@ -145,7 +213,7 @@ def test_the_careful_reader_on_the_development_samples():
     only itself), dev3 194 of 200 against judge A, 191 against judge B, 188 of the 191 items both agree on.
     On the three together, 360 of 375 against their first judge, where the reader of 767b820 was right on
     348 (98 + 74 + 176)."""
-    now = {name: _with_now(items) for name, items in SAMPLES.items()}
+    now = {name: _with_now(SAMPLES[name]) for name in DEVELOPMENT}
     assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (97, 69)
     dev3 = now["dev3"]
     assert (_right(dev3, "now"), _right(dev3, "now", "judged_b"), _right(_agreed(dev3), "now")) == (
