@@ -169,6 +169,8 @@ _NO_CHOICE_FITS = re.compile(
 # A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
 _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
+# What may stand between a letter and the words that go with it ("C) 371 days", "(B): Microsoft").
+_AFTER_LETTER = " )].:-\u2013\u2014\t"
 # The end of a clause: where the words that gave an answer end.
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
 # One line that goes through three options or more in order from A: "A)Orange (B)Lime (C)Raspberry".
@@ -396,6 +398,7 @@ CHOICE_RULES = (
     "choice-paraphrase",
     "boxed",
     "answer-after-echo",
+    "letter-text-conflict-resolved",
     # no answer, and why
     "empty",
     "prompt-echo",
@@ -451,9 +454,12 @@ class CarefulReader:
         if the output only repeats the prompt's last line, else "no-answer".
 
     Every letter read is checked: one that is not among the choices gives no answer
-    ("letter-outside-choices"), as does one whose words name another choice ("letter-text-conflict":
-    "(C) Microsoft" when Microsoft is B, "C) 371 days" when D is 371, or an output that after its letter
-    states another choice's content again and again). One offered beside another in the same sentence
+    ("letter-outside-choices"). A letter whose words name another choice ("(C) Microsoft" when Microsoft is
+    B, "C) 371 days" when D is 371), here or anywhere in the output, commits to nothing: the output is read
+    again without such pairs, and what the rest commits to, if exactly one choice and no other choice's
+    content is stated, is read ("letter-text-conflict-resolved": "Baltimore\\n\\nThe answer is (B)
+    Baltimore" reads C when Baltimore is C); otherwise no answer ("letter-text-conflict", also for an output
+    that after its letter states another choice's content again and again). One offered beside another in the same sentence
     ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's own words, as in
     "(C) Both A and B") is no commitment: the search goes on down the rules. One the output contradicts by
     committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle".
@@ -483,6 +489,10 @@ class CarefulReader:
     Reading(value='C', rule='choice-text')
     >>> careful.read_choice("Based on the evidence, the answer is (D).", choices, dataset="realtimeqa")
     Reading(value='D', rule='answer-is')
+    >>> careful.read_choice("(C) Baby formula", choices, dataset="realtimeqa")
+    Reading(value=None, rule='letter-text-conflict')
+    >>> careful.read_choice("Baby formula\\n\\nThe answer is (C) Baby formula.", choices, dataset="realtimeqa")
+    Reading(value='B', rule='letter-text-conflict-resolved')
     >>> careful.read_choice("(A) or (B)", choices, dataset="realtimeqa")
     Reading(value=None, rule='hedge')
     >>> careful.read_choice("A map is not mentioned.", choices, dataset="realtimeqa")
@@ -516,7 +526,6 @@ class CarefulReader:
     # ------------------------------------------------------------ zero-shot
 
     def _read_zero_shot(self, region: str, choices: _Choices) -> Reading:
-        verdict = _Verdict()
         # leading punctuation, bullets, arrows and emoji ("✅ B", "-> (C)") carry no answer
         text = _LEADING_SYMBOLS.sub("", region.strip())
         if not text:
@@ -526,6 +535,23 @@ class CarefulReader:
             return Reading(spelled, "choice-text")
         text, recited = _without_recitals(text)
         text = _without_answer_label(_LEADING_SYMBOLS.sub("", text.strip()), choices)
+        reading = self._read_by_rules(text, choices, recited)
+        if reading.rule != "letter-text-conflict":
+            return reading
+        # A letter given with another choice's words commits to neither; what the rest of the output commits
+        # to, if it commits to exactly one choice, is the answer ("Baltimore\n\nThe answer is (B) Baltimore"
+        # with Baltimore C reads C).
+        rest = _without_mismatched_pairs(text, choices)
+        if rest == text:
+            return reading
+        resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
+        stated = {choices.valid[index] for index in choices.content.statements(rest)}
+        if resolved.value is None or stated - {resolved.value}:  # the rest states another choice too
+            return reading
+        return Reading(resolved.value, "letter-text-conflict-resolved")
+
+    def _read_by_rules(self, text: str, choices: _Choices, recited: bool) -> Reading:
+        verdict = _Verdict()
         rules = (
             self._leading_letter,
             self._leading_choice_text,
@@ -606,6 +632,8 @@ class CarefulReader:
         """A one-sentence output that speaks of exactly one choice ("They are in a library.")."""
         sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if _tokens(part)]
         if len(sentences) != 1 or sentences[0].rstrip().endswith("?"):  # a question back is no answer
+            return None
+        if verdict.hedged:  # the one sentence offered two answers ("(A) or (B)" beside a choice "OR")
             return None
         words = _tokens(sentences[0])
         found: list[tuple[int, int, str]] = []  # (start, end, letter) of each choice's words in the sentence
@@ -839,21 +867,77 @@ def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict:
         return None
     if letter not in choices.valid:
         return Reading(None, "letter-outside-choices")
-    after = rest.lstrip(" )].:-\u2013\u2014\t")
-    said = _sentence_rest(after)
-    own = choices.tokens[choices.valid.index(letter)]
-    # the words after the letter are another choice's text, start with it ("C) 371 days" when D is 371), or
-    # state its content ("B) the Disneys")
-    spelled = choices.prefix(after)
-    other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
-    if other and other != letter and _tokens(said) != own:
+    if _mismatched_words(letter, rest, choices) is not None:
         return Reading(None, "letter-text-conflict")
+    after = rest.lstrip(_AFTER_LETTER)
+    own = choices.tokens[choices.valid.index(letter)]
     if own and _tokens(after[:_NEAR])[: len(own)] == own:
         rest = _words_after(after, len(own))  # "(C) Both A and B": the choice's own words offer nothing else
     if _offers_another(rest, letter, choices):
         verdict.hedged = True
         return None
     return Reading(letter, rule)
+
+
+def _mismatched_words(letter: str, rest: str, choices: _Choices) -> int | None:
+    """How far into ``rest`` the words that go with ``letter`` reach when they are another choice's, else None.
+
+    They are another choice's when they are its text, start with it ("C) 371 days" when D is 371), or state
+    its content in a short label ("B) the Disneys").
+
+    >>> choices = _Choices(["Amazon", "Microsoft", "Meta"])
+    >>> _mismatched_words("C", ") Microsoft\\n\\nThe answer is: Microsoft", choices)
+    11
+    >>> _mismatched_words("B", ") Microsoft", choices) is None
+    True
+    """
+    if letter not in choices.valid:
+        return None
+    after = rest.lstrip(_AFTER_LETTER)
+    said = _sentence_rest(after)
+    spelled = choices.prefix(after)
+    other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
+    if not other or other == letter or _tokens(said) == choices.tokens[choices.valid.index(letter)]:
+        return None
+    if _offers_another(after, letter, choices):  # "(A) or (B)" beside a choice "OR" offers two letters
+        return None
+    reach = len(said)
+    if spelled and spelled[0] == other and not choices.exactly(said):  # only the choice's words go with it
+        reach = len(after) - len(_words_after(after, spelled[1]))
+    return len(rest) - len(after) + reach
+
+
+def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
+    """``text`` without the letters it gives together with another choice's words, and those words.
+
+    Such a pair commits to no choice, but the rest of the output may still commit to one: "Baltimore\\n\\nThe
+    answer is (B) Baltimore" (Baltimore is C) states Baltimore; "C) 450,000\\n\\nThe answer is: 450,000"
+    (450,000 is D) states 450,000. The letters looked at are those given as answers: the leading one, one
+    after an answer statement, one that opens a line, and a bracketed one anywhere.
+
+    >>> choices = _Choices(["New York", "Philadelphia", "Baltimore", "Pittsburgh"])
+    >>> _without_mismatched_pairs("Baltimore\\n\\nThe answer is (B) Baltimore.", choices)
+    'Baltimore\\n\\nThe answer is .'
+    """
+    letters: list[tuple[str, int, int]] = []  # (letter, start, end) of each letter given as an answer
+    label = _LABEL.match(text)
+    for start in [_FILLER.match(text, label.end() if label else 0).end()] + [
+        _FILLER.match(text, statement.end()).end() for statement in _statements(text)
+    ]:
+        if form := _LETTER_FORM.match(text, start):
+            letters.append((_letter_of(form), form.start(), form.end()))
+    letters += [(line.group("line"), line.start("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
+    letters += [(label.group(1), label.start(), label.end()) for label in _LETTER_LABELS.finditer(text)]
+    pairs = []
+    for letter, start, end in letters:
+        reach = _mismatched_words(letter, text[end : end + 2 * _NEAR], choices)
+        if reach is not None:
+            pairs.append((start, end + reach))
+    kept, position = [], 0
+    for start, end in sorted(pairs):
+        kept.append(text[position : max(position, start)])
+        position = max(position, end)
+    return "".join(kept) + text[position:]
 
 
 def _read_stated(after: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
