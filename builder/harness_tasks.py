@@ -29,71 +29,33 @@ task) the task's data is uploaded by ``scramble``'s push and the task files read
 from __future__ import annotations
 
 import difflib
-import json
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import check_output_folder, swap_into_place
-from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.nested_columns import column_path
 from scrambled_bench.builder.scramble import (
-    MANIFEST_KIND,
     LoadedSource,
     Variant,
-    check_columns,
-    is_scramble_output,
     row_keys,
     scramble_batch,
-    scramble_dataset,
-    variants_for,
 )
 from scrambled_bench.errors import ScrambledBenchError, first_line
-from scrambled_bench.hub import check_repo_id, require_token
 
-HARNESSES = {"lm-eval": "lm_eval", "lighteval": "lighteval"}
-"""The harness prefixes of a ``scramble`` source and the module each needs."""
-DEMOS = ("original", "scrambled")
 TARGET_CHECK_DOCS = 20
 """Documents on which a ``!function`` target is compared, original against scrambled."""
-INSTALL_HINT = "pip install 'scrambled-bench[harness]'"
 
 
-def harness_of(source: str) -> tuple[str, str] | None:
-    """(harness, task spec) for a ``lm-eval:`` or ``lighteval:`` source, else None (a dataset).
+def require_harness(module: str, harness: str) -> None:
+    """A one-line error, with the extra to install, where the harness's module is not importable.
 
-    >>> harness_of("lm-eval:arc_easy"), harness_of("lighteval:leaderboard|arc|0"), harness_of("cais/mmlu")
-    (('lm-eval', 'arc_easy'), ('lighteval', 'leaderboard|arc|0'), None)
-    >>> harness_of("lm-eval:")
-    Traceback (most recent call last):
-    ...
-    scrambled_bench.errors.ScrambledBenchError: lm-eval: names no task (lm-eval:TASK or lm-eval:GROUP)
-    >>> harness_of("lighteval: ")
-    Traceback (most recent call last):
-    ...
-    scrambled_bench.errors.ScrambledBenchError: lighteval: names no task (lighteval:SUITE|TASK|FEWSHOT)
-    """
-    prefix, colon, spec = source.partition(":")
-    if not colon or prefix not in HARNESSES:
-        return None
-    if not spec.strip():
-        spelling = "lm-eval:TASK or lm-eval:GROUP" if prefix == "lm-eval" else "lighteval:SUITE|TASK|FEWSHOT"
-        raise ScrambledBenchError(f"{prefix}: names no task ({spelling})")
-    return prefix, spec.strip()
-
-
-def require_harness(harness: str) -> None:
-    """A one-line error, with the extra to install, where the harness is not importable.
-
-    >>> require_harness("lm-eval")
+    >>> require_harness("lm_eval", "lm-eval")
     """
     import importlib.util
 
-    if importlib.util.find_spec(HARNESSES[harness]) is None:
-        raise ScrambledBenchError(f"{harness} is not installed: {INSTALL_HINT}")
+    if importlib.util.find_spec(module) is None:
+        raise ScrambledBenchError(f"{harness} is not installed: pip install 'scrambled-bench[harness]'")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -191,7 +153,7 @@ def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[Canonic
     >>> [task.name for task in resolve_lm_eval("arc_easy")], resolve_lm_eval("arc_easy")[0].dataset_path
     (['arc_easy'], 'allenai/ai2_arc')
     """
-    require_harness("lm-eval")
+    require_harness("lm_eval", "lm-eval")
     import logging
 
     from lm_eval.tasks import TaskManager
@@ -270,11 +232,11 @@ def _load_task(name: str, yaml_path: Path) -> CanonicalTask:
 # --------------------------------------------------------------------------------------------------
 
 
-def load_task_dataset(task: Any) -> LoadedSource:
+def load_task_dataset(task: Any, harness: str) -> LoadedSource:
     """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
     **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
     (offline, say) is a one-line error. ``task`` is a :class:`CanonicalTask` or a lighteval one
-    (``builder.lighteval_source``)."""
+    (``builder.lighteval_source``), ``harness`` its harness's name."""
     import datasets
 
     kwargs = task.dataset_kwargs
@@ -291,8 +253,8 @@ def load_task_dataset(task: Any) -> LoadedSource:
             f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
         )
     description = {
-        "source": f"{task.harness}:{task.name}",
-        "kind": f"{task.harness} task",
+        "source": f"{harness}:{task.name}",
+        "kind": f"{harness} task",
         "dataset_path": task.dataset_path,
         "config": task.dataset_name,
         "revision": kwargs.get("revision"),
@@ -410,186 +372,3 @@ def _processed(task: CanonicalTask, dataset: Any) -> list[dict[str, Any]]:
         raise ScrambledBenchError(
             f"task {task.name}: process_docs fails on the rows: {first_line(exc)}"
         ) from None
-
-
-# --------------------------------------------------------------------------------------------------
-# The command
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HarnessScrambleResult:
-    """What ``scramble lm-eval:...`` / ``lighteval:...`` wrote: the folder, the harness, rows per task, config
-    and split, the Hub dataset it pushed (``None`` unless ``--push``) and the run command to give."""
-
-    out: Path
-    harness: str
-    rows: dict[str, dict[str, dict[str, int]]]
-    notes: list[str]
-    hub: HubData | None = None
-    run_hint: str = ""
-
-
-@dataclass(frozen=True)
-class HubData:
-    """Where ``--push`` put a task's scrambled data: the dataset repository and the commit it made, which
-    the derived task files read (never a branch that a later push moves)."""
-
-    repo_id: str
-    revision: str
-
-
-def resolve(harness: str, spec: str, *, include_path: Path | None, custom_tasks: str | None) -> list[Any]:
-    """The canonical tasks ``spec`` names in ``harness``'s own registry."""
-    if harness == "lm-eval":
-        if custom_tasks is not None:
-            raise ScrambledBenchError("--custom-tasks is lighteval's; lm-eval takes --include-path")
-        return resolve_lm_eval(spec, include_path)
-    if include_path is not None:
-        raise ScrambledBenchError("--include-path is lm-eval's; lighteval takes --custom-tasks")
-    from scrambled_bench.builder.lighteval_source import resolve_lighteval
-
-    return resolve_lighteval(spec, custom_tasks)
-
-
-def scramble_harness_task(
-    source: str,
-    *,
-    columns: Sequence[str],
-    types: Sequence[str] | None,
-    out: Path | None,
-    include_path: Path | None = None,
-    custom_tasks: str | None = None,
-    demos: str = "original",
-    seed: int = 0,
-    num_proc: int = 1,
-    command: str | None = None,
-    push: str | None = None,
-    private: bool = False,
-    api: Any | None = None,
-) -> HarnessScrambleResult:
-    """Scramble the data of the harness task(s) ``source`` names into ``out``, with the derived task files
-    beside it; all or nothing (the folder is moved into place once whole).
-
-    With ``push`` (one task only), the task's scrambled data is also uploaded to that Hub dataset and the
-    derived task files read it there, at the commit the upload made; ``api`` replaces
-    ``huggingface_hub.HfApi`` (tests)."""
-    from scrambled_bench import __version__
-
-    harness, spec = harness_of(source) or (None, "")
-    if harness is None:
-        raise ScrambledBenchError(f"{source}: not a harness task (lm-eval:TASK or lighteval:SPEC)")
-    if out is None:
-        raise ScrambledBenchError("give --out DIR: the derived task files read the scrambled data from there")
-    if demos not in DEMOS:
-        raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
-    columns = list(dict.fromkeys(columns))
-    if not columns:
-        raise ScrambledBenchError("give --columns to scramble")
-    variants = variants_for(types, None, None)
-    if push is not None:
-        check_repo_id(push, "--push")
-    out = Path(out).expanduser().resolve()
-    check_output_folder(
-        out,
-        replaceable=is_scramble_output,
-        refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
-    )
-    require_harness(harness)
-    tasks = resolve(harness, spec, include_path=include_path, custom_tasks=custom_tasks)
-    if push is not None and len(tasks) != 1:
-        raise ScrambledBenchError(
-            f"--push takes one task; {spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
-            "scramble and push them one at a time"
-        )
-    if push is not None and api is None:
-        require_token()
-    loaded = {task.name: load_task_dataset(task) for task in tasks}
-    for task in tasks:
-        for split, dataset in loaded[task.name].splits.items():
-            try:
-                check_columns(split, dataset.features, columns, None)
-            except ScrambledBenchError as exc:
-                raise ScrambledBenchError(f"task {task.name}: {exc}") from None
-        for split in task.eval_splits:
-            task.refuse_target_columns(loaded[task.name].splits[split], columns, variants, seed)
-
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
-    rows: dict[str, dict[str, dict[str, int]]] = {}
-    notes: list[str] = []
-    try:
-        for task in tasks:
-            kept = [] if demos == "scrambled" else [s for s in task.splits if s not in task.eval_splits]
-            if demos == "original" and task.demo_split in task.eval_splits:
-                notes.append(
-                    f"{task.name} draws its demonstrations from its evaluation split {task.demo_split!r}: "
-                    "they are scrambled with it"
-                )
-            result = scramble_dataset(
-                f"{harness}:{task.name}", columns=columns, types=[v.scramble_type for v in variants],
-                out=tmp / task.folder, seed=seed, num_proc=num_proc, loaded=loaded[task.name],
-                kept_splits=kept, command=command or f"scrambled-bench scramble {source}",
-                extra_outputs=lambda _folder, task=task, kept=kept: {
-                    "harness": {"name": harness, **task.describe(), "demos": demos, "kept_splits": kept},
-                },
-            )  # fmt: skip
-            rows[task.name] = result.rows
-        hub = None
-        if push is not None:
-            hub = push_task_data(tmp / tasks[0].folder, push, private=private, api=api)
-        files, hint = _write_task_files(
-            harness, tmp, tasks, out, [v.scramble_type for v in variants], columns, seed, hub
-        )
-        manifest = {
-            "kind": MANIFEST_KIND,
-            "version": __version__,
-            "source": source,
-            "harness": harness,
-            "tasks": [task.name for task in tasks],
-            "types": [v.scramble_type for v in variants],
-            "columns": columns,
-            "seed": seed,
-            "demos": demos,
-            "notes": notes,
-            "outputs": {path: {} for path in files},
-        }
-        if hub is not None:
-            manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
-        if harness == "lighteval":
-            from scrambled_bench.harness.exports.lighteval_variants import manifest_tasks
-
-            manifest["lighteval"] = manifest_tasks(tasks, hub)
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        swap_into_place(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return HarnessScrambleResult(out, harness, rows, notes, hub, hint)
-
-
-def _write_task_files(
-    harness: str, tmp: Path, tasks: Sequence[Any], out: Path, types: Sequence[str], columns: Sequence[str],
-    seed: int, hub: HubData | None,
-) -> tuple[list[str], str]:  # fmt: skip
-    """Write the derived task files of ``harness`` into ``tmp``; their paths and the command that runs them."""
-    if harness == "lm-eval":
-        from scrambled_bench.harness.exports.lm_eval_variants import group_name, write_lm_eval_tasks
-
-        files = write_lm_eval_tasks(tmp / "lm_eval", tasks, out, types, columns=columns, seed=seed, hub=hub)
-        groups = ",".join(group_name(task.name) for task in tasks)
-        return files, (
-            f"lm_eval --include_path {out / 'lm_eval'} --tasks {groups} --log_samples --output_path OUT"
-        )
-    from scrambled_bench.harness.exports.lighteval_variants import run_hint, write_lighteval_tasks
-
-    files = write_lighteval_tasks(tmp / "lighteval")
-    return files, run_hint(out, tasks, types)
-
-
-def push_task_data(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> HubData:
-    """Upload one task's scrambled data (a ``scramble`` output) with ``scramble``'s own push; the repository
-    and the commit the upload made."""
-    pushed = push_scrambled(folder, repo_id, private=private, api=api)
-    if not pushed.commit:
-        raise ScrambledBenchError(f"--push {repo_id}: the Hub did not say which commit the upload made")
-    return HubData(repo_id, pushed.commit)

@@ -4,7 +4,7 @@
 the suite), resolved by lighteval's ``Registry`` with the user's ``--custom-tasks`` module (a file or a module
 name, as ``lighteval --custom-tasks`` takes it). A superset (``mmlu``) or a comma-separated list becomes its
 tasks. lighteval's registry imports every built-in task file, and three fail here (see
-``harness.exports.lighteval_cli``): they are passed over, as the launcher does, while the registry is read.
+``integrations.lighteval.cli``): they are passed over, as the launcher does, while the registry is read.
 
 From each task's ``LightevalTaskConfig`` comes what it reads: ``hf_repo``, ``hf_subset``, ``hf_revision``,
 ``evaluation_splits`` and the split its demonstrations come from (``few_shots_split``, else the one
@@ -159,9 +159,9 @@ def quiet_imports() -> Iterator[None]:
 @contextlib.contextmanager
 def builtin_tasks_importable() -> Iterator[list]:
     """While inside, lighteval's built-in task files that fail to import here are empty modules (lighteval's
-    registry passes over them, as ``harness.exports.lighteval_cli`` arranges for a run); the modules that
+    registry passes over them, as ``integrations.lighteval.cli`` arranges for a run); the modules that
     imported are given. ``sys.modules`` is as it was afterwards."""
-    from scrambled_bench.harness.exports.lighteval_cli import import_builtin_tasks, pass_over
+    from scrambled_bench.integrations.lighteval.cli import import_builtin_tasks, pass_over
 
     with quiet_imports():
         imported, failed = import_builtin_tasks()
@@ -197,7 +197,7 @@ def resolve_lighteval(spec: str, custom_tasks: str | Path | None = None) -> list
     >>> [(task.name, task.dataset_path, task.eval_splits) for task in resolve_lighteval("lighteval|arc:easy|0")]
     [('arc:easy', 'allenai/ai2_arc', ['test'])]
     """
-    require_harness("lighteval")
+    require_harness("lighteval", "lighteval")
     logging.getLogger("lighteval").setLevel(logging.ERROR)
     with quiet_imports():
         from lighteval.tasks.lighteval_task import LightevalTask

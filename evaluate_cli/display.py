@@ -75,8 +75,8 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     where a score is undefined; then the totals."""
     from rich.table import Table
 
-    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
+    from scrambled_bench.tables import Footnotes
 
     document = scores_in(document, PERCENT)  # results.json holds fractions
     out = console()
@@ -135,7 +135,7 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
 def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
     """A config's ED, RR, Acc and RPG as the terminal tables print them (percent scores, one line per config:
     intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
-    footnote from ``notes`` (a :class:`~scrambled_bench.harness.report.tables.Footnotes`) saying why."""
+    footnote from ``notes`` (a :class:`~scrambled_bench.report.tables.Footnotes`) saying why."""
 
     def cell(key: str, name: str, digits: int) -> str:
         score = entry.get(key)
@@ -310,8 +310,8 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     after the scrambled variants of other tasks where there are some (:func:`print_scrambled_tasks`)."""
     from rich.table import Table
 
-    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, scores_in
+    from scrambled_bench.tables import Footnotes
 
     if "scrambled_tasks" in document:
         print_scrambled_tasks(document, out)
@@ -330,8 +330,8 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
 
 
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
-    """Derived tasks against their canonical task: per metric and type, the harness's value and the
-    paired difference with its interval, McNemar's p and RPG (percent, as the tables)."""
+    """Derived tasks against their canonical task: per metric and type, the harness's value (percent) and the
+    paired difference with its interval (percentage points), McNemar's p and RPG (percent, as the tables)."""
     from rich.table import Table
 
     def percent(value: Any) -> str:
@@ -343,8 +343,8 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
         "type",
         "metric",
         "value %",
-        "difference %",
-        "interval %",
+        "difference (pp)",
+        "interval (pp)",
         "McNemar p",
         "RPG %",
         "n",

@@ -10,24 +10,21 @@ folder, the pushed commit on the Hub), and nothing else: prompts, metrics, split
 A canonical task from a ``--custom-tasks`` module of the user's is listed too, so the one module registers
 every task of the comparison. The folder is found from the module's own place, so ``DIR`` may be moved.
 
-``score --from-lighteval`` recognises a derived task in lighteval's results by its name and data: a task
-``<canonical>_<type>|<shots>`` whose ``hf_subset`` is ``<type>`` (a scramble type), run beside
-``<canonical>|<shots>``. Documents are paired by lighteval's ``Doc.id`` (the document's index in its
-evaluation split), their targets (the gold choices' texts) checked.
+``score --from lighteval`` recognises a derived task in lighteval's results by its name and data: a task
+``<canonical>_<type>|<shots>`` whose ``hf_subset`` is ``<type>`` (a scramble type)
+(``integrations.lighteval.logs``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.exports.lm_eval_variants import variant_name
-from scrambled_bench.harness.exports.logged_samples import newest_per_task
 
 MODULE_FILE = "scrambled_tasks.py"
 MODULE_TEXT = '''"""The scrambled variants of lighteval tasks, written by `scrambled-bench scramble lighteval:...`.
@@ -41,9 +38,6 @@ from scrambled_bench.harness.exports.lighteval_variants import derived_tasks_tab
 
 TASKS_TABLE = derived_tasks_table(Path(__file__).resolve().parents[1])
 '''
-#: lighteval writes results/<model>/results_<date>.json and details/<model>/<date>/details_<task>|<shots>_<date>.parquet
-RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.json$")
-DETAILS = re.compile(r"^details_(?P<task>.+\|\d+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.parquet$")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -95,7 +89,7 @@ def run_hint(out: Path, tasks: Sequence[Any], types: Sequence[str]) -> str:
     """The command that runs the comparison (lighteval through ``lighteval_cli``, which passes over the
     built-in task files that fail here)."""
     return (
-        "python -m scrambled_bench.harness.exports.lighteval_cli endpoint litellm MODEL_ARGS "
+        "python -m scrambled_bench.integrations.lighteval.cli endpoint litellm MODEL_ARGS "
         f"'{task_list(tasks, types)}' --custom-tasks {out / 'lighteval' / MODULE_FILE} "
         "--save-details --output-dir OUT"
     )
@@ -168,135 +162,3 @@ def derived_tasks_table(out: Path) -> list[Any]:
             else:
                 table.append(variant_config(canonical, scramble_type, str(Path(out) / entry["folder"])))
     return table
-
-
-# --------------------------------------------------------------------------------------------------
-# Reading lighteval's output (``score --from-lighteval``)
-# --------------------------------------------------------------------------------------------------
-
-
-def read_results(folder: Path) -> dict[str, Any]:
-    """lighteval's results files under ``folder`` merged, newest last: ``results`` and ``config_tasks``
-    per ``task|shots`` (each command writes its own file)."""
-    files = sorted(
-        (path for path in Path(folder).rglob("results_*.json") if RESULTS.match(path.name)),
-        key=lambda path: RESULTS.match(path.name)["date"],
-    )
-    merged: dict[str, Any] = {"results": {}, "config_tasks": {}}
-    for path in files:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ScrambledBenchError(f"{path}: unreadable lighteval results file ({exc})") from None
-        for section, entries in merged.items():
-            entries.update(document.get(section) or {})
-    return merged
-
-
-def derived_tasks(config_tasks: Mapping[str, Any]) -> dict[str, dict[str, str]]:
-    """Canonical ``task|shots`` -> scramble type -> derived ``task|shots``, from lighteval's ``config_tasks``.
-
-    >>> derived_tasks({"arc:easy|0": {"name": "arc:easy", "hf_subset": "ARC-Easy"},
-    ...                "arc:easy_kfl|0": {"name": "arc:easy_kfl", "hf_subset": "kfl"},
-    ...                "gsm8k_kfl|0": {"name": "gsm8k_kfl", "hf_subset": "kfl"}})
-    {'arc:easy|0': {'kfl': 'arc:easy_kfl|0'}}
-    """
-    from scrambled_bench.builder.scrambler import parse_type
-
-    found: dict[str, dict[str, str]] = {}
-    for key, config in config_tasks.items():
-        name, _, shots = key.rpartition("|")
-        canonical, _, scramble_type = name.rpartition("_")
-        if not canonical or (config or {}).get("hf_subset") != scramble_type:
-            continue
-        try:
-            parse_type(scramble_type)
-        except (ValueError, ScrambledBenchError):
-            continue
-        if f"{canonical}|{shots}" in config_tasks:
-            found.setdefault(f"{canonical}|{shots}", {})[scramble_type] = key
-    return {task: dict(sorted(types.items())) for task, types in sorted(found.items())}
-
-
-def mean_metrics(config: Mapping[str, Any]) -> set[str]:
-    """The metrics of a task (as its results file records its config) that lighteval aggregates as the mean
-    of per-document scores."""
-    means = set()
-    for metric in config.get("metrics") or []:
-        if not isinstance(metric, Mapping):
-            continue
-        names, corpus = metric.get("metric_name"), metric.get("corpus_level_fn")
-        names = names if isinstance(names, list) else [names]
-        for name in names:
-            fn = corpus.get(name) if isinstance(corpus, Mapping) else corpus
-            if fn == "mean":
-                means.add(str(name))
-    return means
-
-
-def logged_details(path: Path) -> dict[str, dict[Any, Any]]:
-    """metric -> ``Doc.id`` -> its score and target (the gold choices' texts), from one details file."""
-    import pyarrow.parquet as pq
-
-    from scrambled_bench.harness.paired import DocScore
-
-    scores: dict[str, dict[Any, DocScore]] = {}
-    for index, row in enumerate(pq.read_table(path).to_pylist()):
-        doc = row.get("doc") or {}
-        doc_id = doc.get("id")
-        choices, gold = doc.get("choices") or [], doc.get("gold_index")
-        golds = gold if isinstance(gold, list) else [gold]
-        target = json.dumps([choices[i] for i in golds if isinstance(i, int) and i < len(choices)])
-        for metric, value in (row.get("metric") or {}).items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            if doc_id in scores.setdefault(metric, {}):
-                raise ScrambledBenchError(f"{path}: row {index}: document {doc_id} is logged twice")
-            scores[metric][doc_id] = DocScore(float(value), target)
-    return scores
-
-
-def score_lighteval_derived(folder: Path, settings: Any) -> dict[str, Any]:
-    """The ``scrambled_tasks`` section of a lighteval ``--output-dir`` folder: empty where its results name
-    no derived task; a one-line error where lighteval ran without ``--save-details``."""
-    from scrambled_bench.harness.exports.derived_scores import pair_variants
-
-    results = read_results(folder)
-    derived = derived_tasks(results["config_tasks"])
-    if not derived:
-        return {}
-    details = newest_per_task(Path(folder).rglob("details_*.parquet"), DETAILS)
-    section: dict[str, Any] = {}
-    for canonical, variants in derived.items():
-        needed = [canonical, *variants.values()]
-        missing = [task for task in needed if task not in details]
-        if missing:
-            raise ScrambledBenchError(
-                f"{folder}: no details of {', '.join(missing)}; run lighteval with --save-details "
-                "and the canonical task beside its variants"
-            )
-        logged = {task: logged_details(details[task]) for task in needed}
-        means = mean_metrics(results["config_tasks"].get(canonical) or {})
-
-        section[canonical] = pair_variants(
-            canonical,
-            variants,
-            logged,
-            lambda task, metric, logged=logged: _harness_value(results, logged, task, metric),
-            lambda metric, means=means: metric in means,
-            settings,
-        )
-    return section
-
-
-def _harness_value(
-    results: Mapping[str, Any], logged: Mapping[str, Mapping[str, Mapping[Any, Any]]], task: str, metric: str
-) -> dict[str, Any]:
-    """lighteval's own record of a task's metric (its results file) and the documents it logged."""
-    entry = results["results"].get(task) or {}
-    stderr = entry.get(f"{metric}_stderr")
-    return {
-        "value": entry.get(metric),
-        "stderr": stderr if isinstance(stderr, int | float) else None,
-        "n": len(logged[task].get(metric, {})),
-    }

@@ -1,0 +1,212 @@
+"""The variants of harness tasks that read a dataset (lm-eval's, lighteval's): the shared flow of
+:meth:`DatasetHarness.write_variants`.
+
+The task's dataset is loaded as its harness loads it (offline where it is cached or local) and scrambled by
+``scramble``'s own functions, seed and row keys (``builder.scramble``); nothing here scrambles text. The
+evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is copied
+with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
+scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
+the manifest says so. A column that holds the target is refused (each task's ``refuse_target_columns``).
+
+Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
+type, the card, the manifest), the harness's own task files go beside it (:meth:`write_task_files`), and
+``DIR/manifest.json`` lists the tasks. With ``--push`` (one task) the task's data is uploaded by
+``scramble``'s push and the task files read it at the pushed commit. All or nothing: the folder is moved
+into place once whole.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.builder.build import swap_into_place
+from scrambled_bench.builder.hub import push_scrambled
+from scrambled_bench.builder.scramble import MANIFEST_KIND, Variant, check_columns, scramble_dataset
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.hub import require_token
+from scrambled_bench.integrations.base import CanonicalTask, Harness, ScrambleRequest, WrittenVariants
+
+DEMOS = ("original", "scrambled")
+
+
+class DatasetTask(CanonicalTask):
+    """A canonical task that reads a dataset: where from (``load_dataset(dataset_path, dataset_name,
+    **dataset_kwargs)``), which splits it evaluates and draws demonstrations from, and how a column that
+    holds its target is refused."""
+
+    @property
+    @abstractmethod
+    def dataset_path(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def dataset_name(self) -> str | None: ...
+
+    @property
+    @abstractmethod
+    def dataset_kwargs(self) -> dict[str, Any]: ...
+
+    @property
+    @abstractmethod
+    def eval_splits(self) -> list[str]: ...
+
+    @property
+    @abstractmethod
+    def demo_split(self) -> str: ...
+
+    @property
+    def splits(self) -> list[str]:
+        """Every split the task reads, the evaluation splits first."""
+        return list(dict.fromkeys([*self.eval_splits, self.demo_split]))
+
+    @abstractmethod
+    def refuse_target_columns(
+        self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+    ) -> None:
+        """A one-line error where scrambling ``columns`` would change the task's target."""
+
+
+@dataclass(frozen=True)
+class HubData:
+    """Where ``--push`` put a task's scrambled data: the dataset repository and the commit it made, which
+    the derived task files read (never a branch that a later push moves)."""
+
+    repo_id: str
+    revision: str
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """What a harness wrote for the variants: the files (relative to ``DIR``), the command that runs the
+    comparison, and what ``DIR/manifest.json`` records for the harness (under its name)."""
+
+    files: list[str]
+    run_hint: str
+    manifest: Any = None
+
+
+def push_task_data(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> HubData:
+    """Upload one task's scrambled data (a ``scramble`` output) with ``scramble``'s own push; the repository
+    and the commit the upload made."""
+    pushed = push_scrambled(folder, repo_id, private=private, api=api)
+    if not pushed.commit:
+        raise ScrambledBenchError(f"--push {repo_id}: the Hub did not say which commit the upload made")
+    return HubData(repo_id, pushed.commit)
+
+
+class DatasetHarness(Harness):
+    """A harness whose tasks read a dataset: the variants are the scrambled dataset, one config per type,
+    and the harness's task files that read it (:meth:`write_task_files`)."""
+
+    demos = True
+    pushes = True
+
+    @abstractmethod
+    def write_task_files(
+        self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
+    ) -> TaskFiles:
+        """Write the derived task files into ``folder`` (the output being assembled; it becomes
+        ``request.out``), their data read from ``request.out/<task folder>`` or, after ``--push``, ``hub``."""
+
+    def load_dataset(self, task: Any) -> Any:
+        """The splits ``task`` names, loaded as its harness loads them (``builder.scramble.LoadedSource``)."""
+        from scrambled_bench.builder.harness_tasks import load_task_dataset
+
+        return load_task_dataset(task, self.name)
+
+    def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
+        from scrambled_bench import __version__
+
+        demos = request.demos or "original"
+        if demos not in DEMOS:
+            raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
+        if request.push is not None and len(tasks) != 1:
+            raise ScrambledBenchError(
+                f"--push takes one task; {request.spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
+                "scramble and push them one at a time"
+            )
+        if request.push is not None and request.api is None:
+            require_token()
+        from scrambled_bench.builder.scramble import variants_for
+
+        variants = variants_for(list(request.types), None, None)
+        loaded = {task.name: self.load_dataset(task) for task in tasks}
+        for task in tasks:
+            for split, dataset in loaded[task.name].splits.items():
+                try:
+                    check_columns(split, dataset.features, list(request.columns), None)
+                except ScrambledBenchError as exc:
+                    raise ScrambledBenchError(f"task {task.name}: {exc}") from None
+            for split in task.eval_splits:  # type: ignore[attr-defined]
+                task.refuse_target_columns(  # type: ignore[attr-defined]
+                    loaded[task.name].splits[split], list(request.columns), variants, request.seed
+                )
+        out = request.out
+        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+        rows: dict[str, dict[str, dict[str, int]]] = {}
+        notes: list[str] = []
+        try:
+            for task in tasks:
+                splits, eval_splits = task.splits, task.eval_splits  # type: ignore[attr-defined]
+                kept = [] if demos == "scrambled" else [s for s in splits if s not in eval_splits]
+                if demos == "original" and task.demo_split in eval_splits:  # type: ignore[attr-defined]
+                    notes.append(
+                        f"{task.name} draws its demonstrations from its evaluation split "
+                        f"{task.demo_split!r}: they are scrambled with it"  # type: ignore[attr-defined]
+                    )
+                result = scramble_dataset(
+                    f"{self.name}:{task.name}", columns=list(request.columns), types=list(request.types),
+                    out=tmp / task.folder, seed=request.seed, num_proc=request.num_proc, loaded=loaded[task.name],
+                    kept_splits=kept, command=request.command or f"scrambled-bench scramble {request.source}",
+                    extra_outputs=lambda _folder, task=task, kept=kept: {
+                        "harness": {"name": self.name, **task.describe(), "demos": demos, "kept_splits": kept},
+                    },
+                )  # fmt: skip
+                rows[task.name] = result.rows
+            hub = None
+            if request.push is not None:
+                hub = push_task_data(
+                    tmp / tasks[0].folder, request.push, private=request.private, api=request.api
+                )
+            written = self.write_task_files(tmp, tasks, request, hub)
+            manifest = {
+                "kind": MANIFEST_KIND,
+                "version": __version__,
+                "source": request.source,
+                "harness": self.name,
+                "tasks": [task.name for task in tasks],
+                "types": list(request.types),
+                "columns": list(request.columns),
+                "seed": request.seed,
+                "demos": demos,
+                "notes": notes,
+                "outputs": {path: {} for path in written.files},
+            }
+            if hub is not None:
+                manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
+            if written.manifest is not None:
+                manifest[self.name] = written.manifest
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            swap_into_place(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return WrittenVariants(
+            out,
+            self.name,
+            [task.name for task in tasks],
+            written.run_hint,
+            rows,
+            notes,
+            None if hub is None else (hub.repo_id, hub.revision),
+        )
+
+
+__all__ = ["DEMOS", "DatasetHarness", "DatasetTask", "HubData", "TaskFiles", "push_task_data"]
