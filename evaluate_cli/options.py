@@ -99,7 +99,7 @@ ReaderOption = Annotated[
 
 
 FROM_HELP = (
-    "A harness's log folder instead of FILES (or run folders): HARNESS is lm-eval, lighteval, inspect or any "
+    "A harness's log folder instead of prediction FILES: HARNESS is lm-eval, lighteval, inspect or any "
     "registered harness, DIR the folder its logs went to (lm_eval --output_path with --log_samples, lighteval "
     "--output-dir with --save-details, inspect eval --log-dir)."
 )

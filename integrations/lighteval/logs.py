@@ -184,7 +184,8 @@ def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDoc
             for metric, value in (row.get("metric") or {}).items()
             if isinstance(value, int | float) and not isinstance(value, bool)
         }
-        choices = tuple(str(choice) for choice in listed) if listed else None
+        # a generative task lists only its gold(s) as choices: no choice was shown to the model
+        choices = tuple(str(choice) for choice in listed) if len(listed) > 1 else None
         documents[doc_id] = LoggedDocument(
             doc_id,
             scores,

@@ -262,6 +262,7 @@ def _expected_prompt(
 
 @pytest.mark.server
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # five inspect eval runs on 2 cores shared with other work
 def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, tmp_path: Path, capsys):
     from inspect_ai.log import list_eval_logs, read_eval_log
     from variants_page import check_variants_report
