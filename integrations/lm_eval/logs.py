@@ -127,18 +127,31 @@ def _requests(arguments: Any) -> list[list[Any]]:
     return []
 
 
+def _log_likelihood(response: Any) -> float | None:
+    """A logged log-likelihood response's value: ``[[ll, is_greedy]]`` (lm-eval 0.4.13 logs both as strings).
+
+    >>> _log_likelihood([["-30.25", "False"]]), _log_likelihood([[-1.5, True]]), _log_likelihood(["text"])
+    (-30.25, -1.5, None)
+    """
+    value = response
+    while isinstance(value, list | tuple) and value:
+        value = value[0]
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _output(row: Mapping[str, Any], choices: tuple[str, ...] | None) -> str | None:
     """What the model answered: the first generation, or, for a choice among continuations, the one it
     gave the highest log-likelihood."""
     responses = row.get("resps") or []
     if choices is not None and len(responses) == len(choices):
-        scores = []
-        for response in responses:
-            first = response[0] if isinstance(response, list) and response else response
-            value = first[0] if isinstance(first, list | tuple) and first else first
-            scores.append(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+        scores = [_log_likelihood(response) for response in responses]
         if all(score is not None for score in scores):
-            return choices[max(range(len(scores)), key=lambda i: scores[i])]
+            return choices[max(range(len(scores)), key=lambda i: scores[i])]  # type: ignore[arg-type,return-value]
     value: Any = responses
     while isinstance(value, list) and value:
         value = value[0]
