@@ -17,6 +17,7 @@ into place once whole.
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 import tempfile
@@ -28,12 +29,65 @@ from typing import Any
 
 from scrambled_bench.builder.build import swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
-from scrambled_bench.builder.scramble import MANIFEST_KIND, Variant, check_columns, scramble_dataset
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.builder.scramble import (
+    MANIFEST_KIND,
+    LoadedSource,
+    Variant,
+    check_columns,
+    row_keys,
+    scramble_batch,
+    scramble_dataset,
+)
+from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import require_token
 from scrambled_bench.integrations.base import CanonicalTask, Harness, ScrambleRequest, WrittenVariants
 
 DEMOS = ("original", "scrambled")
+TARGET_CHECK_DOCS = 20
+"""Documents on which a target is compared, original against scrambled."""
+
+
+def variant_name(task: str, scramble_type: str) -> str:
+    """A derived task's name in its harness: the canonical task's and the type's.
+
+    >>> variant_name("arc_easy", "rs50")
+    'arc_easy_rs50'
+    """
+    return f"{task}_{scramble_type}"
+
+
+def closest_names(name: str, names: Sequence[str]) -> str:
+    """`` (closest: ...)`` with the registered names nearest to an unknown one, else nothing.
+
+    >>> closest_names("arc_esy", ["arc_easy", "gsm8k"]), closest_names("zzz", ["arc_easy"])
+    (' (closest: arc_easy)', '')
+    """
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f" (closest: {', '.join(close)})" if close else ""
+
+
+def first_documents(
+    dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+) -> tuple[Any, dict[Variant, Any]]:
+    """The first :data:`TARGET_CHECK_DOCS` rows of ``dataset`` and, per variant, the same rows scrambled as
+    ``scramble`` scrambles them (same seed and row keys): what a target check compares."""
+    first = dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset))))
+    batch = first.to_dict()
+    keys = row_keys(batch, range(len(first)), None)
+    return first, {
+        variant: type(first).from_dict(
+            scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
+        )
+        for variant in variants
+    }
+
+
+def target_changes(task: str, columns: Sequence[str], index: int, variant: Variant) -> ScrambledBenchError:
+    """The refusal of columns whose scrambling changes a document's target."""
+    return ScrambledBenchError(
+        f"--columns {','.join(columns)}: task {task}'s target of document {index} changes "
+        f"under {variant.scramble_type}; scramble the inputs, never the target"
+    )
 
 
 class DatasetTask(CanonicalTask):
@@ -115,11 +169,33 @@ class DatasetHarness(Harness):
         """Write the derived task files into ``folder`` (the output being assembled; it becomes
         ``request.out``), their data read from ``request.out/<task folder>`` or, after ``--push``, ``hub``."""
 
-    def load_dataset(self, task: Any) -> Any:
-        """The splits ``task`` names, loaded as its harness loads them (``builder.scramble.LoadedSource``)."""
-        from scrambled_bench.builder.harness_tasks import load_task_dataset
+    def load_dataset(self, task: DatasetTask) -> LoadedSource:
+        """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
+        **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
+        (offline, say) is a one-line error."""
+        import datasets
 
-        return load_task_dataset(task, self.name)
+        kwargs = task.dataset_kwargs
+        kwargs.pop("trust_remote_code", None)
+        try:
+            loaded = datasets.load_dataset(task.dataset_path, task.dataset_name, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) is one line
+            raise ScrambledBenchError(
+                f"task {task.name}: cannot load dataset {task.dataset_path!r}: {first_line(exc)}"
+            ) from None
+        missing = [split for split in task.splits if split not in loaded]
+        if missing:
+            raise ScrambledBenchError(
+                f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
+            )
+        description = {
+            "source": f"{self.name}:{task.name}",
+            "kind": f"{self.name} task",
+            "dataset_path": task.dataset_path,
+            "config": task.dataset_name,
+            "revision": kwargs.get("revision"),
+        }
+        return LoadedSource({split: loaded[split] for split in task.splits}, description)
 
     def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
         from scrambled_bench import __version__
@@ -209,4 +285,15 @@ class DatasetHarness(Harness):
         )
 
 
-__all__ = ["DEMOS", "DatasetHarness", "DatasetTask", "HubData", "TaskFiles", "push_task_data"]
+__all__ = [
+    "DEMOS",
+    "DatasetHarness",
+    "DatasetTask",
+    "HubData",
+    "TaskFiles",
+    "closest_names",
+    "first_documents",
+    "push_task_data",
+    "target_changes",
+    "variant_name",
+]

@@ -35,7 +35,7 @@ MODULES = _all_modules()
 OPTIONAL = {
     "scrambled_bench.integrations.lighteval.bench": "lighteval",
     "scrambled_bench.integrations.lighteval.cli": "lighteval",
-    "scrambled_bench.builder.lighteval_source": "lighteval",
+    "scrambled_bench.integrations.lighteval.tasks_source": "lighteval",
     "scrambled_bench.integrations.inspect.bench": "inspect_ai",
     "scrambled_bench.integrations.inspect.scrambled": "inspect_ai",
 }

@@ -33,7 +33,8 @@ def absolute_spec(spec: str) -> str:
 
     >>> absolute_spec("inspect_evals/arc_easy")
     'inspect_evals/arc_easy'
-    >>> absolute_spec(__file__ + "@planets") == __file__ + "@planets"
+    >>> import os
+    >>> absolute_spec(os.path.relpath(__file__) + "@planets") == f"{Path(__file__).resolve()}@planets"
     True
     """
     path, at, name = spec.partition("@")

@@ -47,14 +47,14 @@ class LightevalHarness(DatasetHarness):
     }
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[Any]:
-        from scrambled_bench.builder.lighteval_source import resolve_lighteval
+        from scrambled_bench.integrations.lighteval.tasks_source import resolve_lighteval
 
         return resolve_lighteval(spec, task_sources.get(CUSTOM_TASKS))
 
     def write_task_files(
         self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
     ) -> TaskFiles:
-        from scrambled_bench.harness.exports.lighteval_variants import (
+        from scrambled_bench.integrations.lighteval.variants import (
             manifest_tasks,
             run_hint,
             write_lighteval_tasks,

@@ -37,7 +37,7 @@ class LmEvalHarness(DatasetHarness):
     }
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[Any]:
-        from scrambled_bench.builder.harness_tasks import resolve_lm_eval
+        from scrambled_bench.integrations.lm_eval.tasks_source import resolve_lm_eval
 
         include = task_sources.get(INCLUDE_PATH)
         return resolve_lm_eval(spec, Path(include) if include is not None else None)
@@ -45,7 +45,7 @@ class LmEvalHarness(DatasetHarness):
     def write_task_files(
         self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
     ) -> TaskFiles:
-        from scrambled_bench.harness.exports.lm_eval_variants import group_name, write_lm_eval_tasks
+        from scrambled_bench.integrations.lm_eval.variants import group_name, write_lm_eval_tasks
 
         files = write_lm_eval_tasks(
             folder / "lm_eval",

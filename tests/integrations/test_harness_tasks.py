@@ -13,8 +13,8 @@ import pytest
 from harness_support import one_error_line
 from lm_eval_canonical import write_canonical_task
 
-from scrambled_bench.builder.harness_tasks import resolve_lm_eval
 from scrambled_bench.evaluate_cli.main import main
+from scrambled_bench.integrations.lm_eval.tasks_source import resolve_lm_eval
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None, reason="needs lm_eval"),

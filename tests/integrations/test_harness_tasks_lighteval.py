@@ -36,7 +36,7 @@ def _scramble(custom: Path, out: Path, *options: str, spec: str = "custom|planet
     ],
 )
 def test_the_readme_s_built_in_tasks_resolve_through_lighteval(spec, name, hf_repo, hf_subset, module):
-    from scrambled_bench.builder.lighteval_source import resolve_lighteval
+    from scrambled_bench.integrations.lighteval.tasks_source import resolve_lighteval
 
     [task] = resolve_lighteval(spec)
     assert (task.name, task.dataset_path, task.dataset_name) == (name, hf_repo, hf_subset)
@@ -47,7 +47,7 @@ def test_the_readme_s_built_in_tasks_resolve_through_lighteval(spec, name, hf_re
 def test_the_output_holds_the_data_the_custom_tasks_module_and_a_manifest(tmp_path: Path):
     from lighteval.tasks.registry import Registry
 
-    from scrambled_bench.harness.exports.lighteval_variants import derived_tasks_table
+    from scrambled_bench.integrations.lighteval.variants import derived_tasks_table
 
     custom = write_canonical_task(tmp_path)
     out = tmp_path / "out"

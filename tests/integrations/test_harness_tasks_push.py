@@ -93,7 +93,7 @@ def test_lm_eval_derived_tasks_read_the_pushed_commit(tmp_path: Path):
 def test_lighteval_derived_tasks_read_the_pushed_commit(tmp_path: Path):
     from lighteval_canonical import write_canonical_task
 
-    from scrambled_bench.harness.exports.lighteval_variants import derived_tasks_table
+    from scrambled_bench.integrations.lighteval.variants import derived_tasks_table
 
     api = FakeDatasetApi(tmp_path / "hub")
     out = tmp_path / "out"

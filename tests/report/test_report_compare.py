@@ -81,7 +81,10 @@ def test_bootstrap_interval_covers_a_known_difference_at_its_stated_rate() -> No
         rng = np.random.default_rng(10_000 + seed)
         pairs = outcomes[rng.choice(4, size=150, p=[0.5, 0.1, 0.2, 0.2])]
         found = paired_bootstrap(
-            lambda values, idx: values[idx].mean(axis=-1), pairs[:, 0], pairs[:, 1], CompareSettings(seed=seed)
+            lambda values, idx: values[idx].mean(axis=-1),
+            pairs[:, 0],
+            pairs[:, 1],
+            CompareSettings(seed=seed),
         )
         low, high = found["interval"]
         covered += low <= truth <= high

@@ -18,18 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.integrations.datasets import variant_name
+
 DERIVED_KEY = "canonical_task"
-"""The ``metadata`` key that marks a derived task (``score --from-lm-eval`` reads it)."""
+"""The ``metadata`` key that marks a derived task (``score --from lm-eval`` reads it, :mod:`.logs`)."""
 TAG_PREFIX = "scrambled_bench_"
-
-
-def variant_name(task: str, scramble_type: str) -> str:
-    """The derived task's name.
-
-    >>> variant_name("arc_easy", "rs50")
-    'arc_easy_rs50'
-    """
-    return f"{task}_{scramble_type}"
 
 
 def group_name(task: str) -> str:
@@ -98,8 +91,8 @@ def write_lm_eval_tasks(
     seed: int,
     hub: Any | None = None,
 ) -> list[str]:
-    """Write the derived task files of ``tasks`` (``builder.harness_tasks.CanonicalTask``) into ``folder``,
-    their data read from ``out/<task>`` or, after ``--push``, from ``hub`` (``builder.harness_tasks.HubData``:
+    """Write the derived task files of ``tasks`` (:class:`.tasks_source.LmEvalCanonicalTask`) into ``folder``,
+    their data read from ``out/<task>`` or, after ``--push``, from ``hub`` (:class:`~scrambled_bench.integrations.datasets.HubData`:
     the dataset id at the pushed commit); the files' paths relative to ``folder``'s parent."""
     import yaml
 

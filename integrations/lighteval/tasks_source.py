@@ -9,7 +9,7 @@ tasks. lighteval's registry imports every built-in task file, and three fail her
 From each task's ``LightevalTaskConfig`` comes what it reads: ``hf_repo``, ``hf_subset``, ``hf_revision``,
 ``evaluation_splits`` and the split its demonstrations come from (``few_shots_split``, else the one
 lighteval picks from ``hf_avail_splits``: its own ``LightevalTask`` decides). The shared flow
-(``builder.harness_tasks``) loads and scrambles that; nothing here scrambles text.
+(:class:`~scrambled_bench.integrations.datasets.DatasetHarness`) loads and scrambles that; nothing here scrambles text.
 
 A column whose scrambling changes a document's gold is refused: the task's ``prompt_function`` is applied to
 the first documents, original and scrambled, and the texts of ``Doc.choices[gold_index]`` compared.
@@ -28,14 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.harness_tasks import (
-    closest_names,
-    first_documents,
-    require_harness,
-    target_changes,
-)
 from scrambled_bench.builder.scramble import Variant
 from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.integrations.datasets import DatasetTask, closest_names, first_documents, target_changes
+from scrambled_bench.integrations.lighteval.cli import import_builtin_tasks, pass_over
 
 BUILTIN_PREFIX = "lighteval.tasks."
 
@@ -50,7 +46,7 @@ def folder_name(task: str) -> str:
 
 
 @dataclass
-class LightevalCanonicalTask:
+class LightevalCanonicalTask(DatasetTask):
     """One lighteval task as its registry resolves it: its config, the module that defines it (a built-in
     module's name, or the ``--custom-tasks`` file or module) and the split its demonstrations come from."""
 
@@ -58,7 +54,6 @@ class LightevalCanonicalTask:
     config: Any = field(repr=False)
     module: str
     fewshot_split: str | None
-    harness = "lighteval"
 
     @property
     def folder(self) -> str:
@@ -159,10 +154,8 @@ def quiet_imports() -> Iterator[None]:
 @contextlib.contextmanager
 def builtin_tasks_importable() -> Iterator[list]:
     """While inside, lighteval's built-in task files that fail to import here are empty modules (lighteval's
-    registry passes over them, as ``integrations.lighteval.cli`` arranges for a run); the modules that
+    registry passes over them, as :mod:`.cli` arranges for a run); the modules that
     imported are given. ``sys.modules`` is as it was afterwards."""
-    from scrambled_bench.integrations.lighteval.cli import import_builtin_tasks, pass_over
-
     with quiet_imports():
         imported, failed = import_builtin_tasks()
     before = {name: sys.modules.get(name) for name in failed}
@@ -197,7 +190,6 @@ def resolve_lighteval(spec: str, custom_tasks: str | Path | None = None) -> list
     >>> [(task.name, task.dataset_path, task.eval_splits) for task in resolve_lighteval("lighteval|arc:easy|0")]
     [('arc:easy', 'allenai/ai2_arc', ['test'])]
     """
-    require_harness("lighteval", "lighteval")
     logging.getLogger("lighteval").setLevel(logging.ERROR)
     with quiet_imports():
         from lighteval.tasks.lighteval_task import LightevalTask

@@ -1,77 +1,37 @@
-"""Harness tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP`` or
-``lighteval:SUITE|TASK|FEWSHOT``.
+"""lm-eval tasks as a ``scramble`` source: ``scrambled-bench scramble lm-eval:TASK|GROUP``.
 
-The task is resolved through the harness's own registry: lm-eval's ``TaskManager`` (with the user's
-``--include-path``; a group becomes its subtasks) here, lighteval's ``Registry`` (with ``--custom-tasks``)
-in ``builder.lighteval_source``. Both give a canonical task with one interface (``name``, ``folder``,
-``dataset_path``, ``dataset_name``, ``dataset_kwargs``, ``eval_splits``, ``demo_split``, ``splits``,
-``describe()``, ``refuse_target_columns()``), and the rest of the flow is shared: the dataset is loaded
-offline as the harness loads it and scrambled by ``scramble``'s own functions, seed and row keys
-(``builder.scramble``); nothing here scrambles text.
+The task is resolved through lm-eval's own ``TaskManager`` (with the user's ``--include-path``; a group or
+tag becomes its subtasks), which gives each canonical task its YAML and its full config (``!function``
+hooks resolved). The shared flow of :class:`~scrambled_bench.integrations.datasets.DatasetHarness` loads and
+scrambles its dataset; nothing here scrambles text.
 
-The evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is
-copied with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
-scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
-the manifest says so.
-
-A column that holds the target is refused. lm-eval: one that ``doc_to_target`` names or reads in its Jinja
-template (or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for
-a ``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
-documents once scrambled. lighteval: one that changes the gold choice's text of the first documents.
-
-Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
-type, the card, the manifest), ``DIR/lm_eval/`` holds lm-eval's derived task files
-(``harness.exports.lm_eval_variants``) or ``DIR/lighteval/`` lighteval's custom-tasks module
-(``harness.exports.lighteval_variants``), and ``DIR/manifest.json`` lists the tasks. With ``--push`` (one
-task) the task's data is uploaded by ``scramble``'s push and the task files read it at the pushed commit.
+A column that holds the target is refused: one that ``doc_to_target`` names or reads in its Jinja template
+(or ``doc_to_choice``, where a generated answer is compared with the gold choice's text), and, for a
+``!function`` (or where ``process_docs`` reshapes the documents), one that changes the target of the first
+documents once scrambled.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.nested_columns import column_path
-from scrambled_bench.builder.scramble import (
-    LoadedSource,
-    Variant,
-    row_keys,
-    scramble_batch,
-)
+from scrambled_bench.builder.scramble import Variant
 from scrambled_bench.errors import ScrambledBenchError, first_line
-
-TARGET_CHECK_DOCS = 20
-"""Documents on which a ``!function`` target is compared, original against scrambled."""
-
-
-def require_harness(module: str, harness: str) -> None:
-    """A one-line error, with the extra to install, where the harness's module is not importable.
-
-    >>> require_harness("lm_eval", "lm-eval")
-    """
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
-        raise ScrambledBenchError(f"{harness} is not installed: pip install 'scrambled-bench[harness]'")
-
-
-# --------------------------------------------------------------------------------------------------
-# Resolving (lm-eval's registry)
-# --------------------------------------------------------------------------------------------------
+from scrambled_bench.integrations.datasets import DatasetTask, closest_names, first_documents, target_changes
 
 
 @dataclass
-class CanonicalTask:
+class LmEvalCanonicalTask(DatasetTask):
     """One lm-eval task as its registry resolves it: its YAML, its full config (``!function`` hooks
     resolved) and what it reads."""
 
     name: str
     yaml_path: Path
     config: dict[str, Any] = field(repr=False)
-    harness = "lm-eval"
 
     @property
     def folder(self) -> str:
@@ -136,24 +96,13 @@ class CanonicalTask:
         check_not_target(self, dataset, columns, variants, seed)
 
 
-def closest_names(name: str, names: Sequence[str]) -> str:
-    """`` (closest: ...)`` with the registered names nearest to an unknown one, else nothing.
-
-    >>> closest_names("arc_esy", ["arc_easy", "gsm8k"]), closest_names("zzz", ["arc_easy"])
-    (' (closest: arc_easy)', '')
-    """
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    return f" (closest: {', '.join(close)})" if close else ""
-
-
-def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[CanonicalTask]:
+def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[LmEvalCanonicalTask]:
     """The tasks ``spec`` names in lm-eval's registry (a group or tag becomes its subtasks), with their
     configs as lm-eval loads them; an unknown name is a one-line error with the closest names.
 
     >>> [task.name for task in resolve_lm_eval("arc_easy")], resolve_lm_eval("arc_easy")[0].dataset_path
     (['arc_easy'], 'allenai/ai2_arc')
     """
-    require_harness("lm_eval", "lm-eval")
     import logging
 
     from lm_eval.tasks import TaskManager
@@ -167,7 +116,7 @@ def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[Canonic
     if spec not in index:
         raise ScrambledBenchError(f"lm-eval has no task or group {spec!r}{closest_names(spec, list(index))}")
 
-    found: dict[str, CanonicalTask] = {}
+    found: dict[str, LmEvalCanonicalTask] = {}
 
     def visit(name: str, seen: tuple[str, ...]) -> None:
         entry = index.get(name)
@@ -207,7 +156,7 @@ def _group_members(entry: Any) -> list[str]:
     return names
 
 
-def _load_task(name: str, yaml_path: Path) -> CanonicalTask:
+def _load_task(name: str, yaml_path: Path) -> LmEvalCanonicalTask:
     from lm_eval.tasks._yaml_loader import load_yaml
 
     try:
@@ -224,42 +173,12 @@ def _load_task(name: str, yaml_path: Path) -> CanonicalTask:
         raise ScrambledBenchError(f"lm-eval task {name} builds its dataset in Python (custom_dataset)")
     if not config.get("dataset_path"):
         raise ScrambledBenchError(f"lm-eval task {name} names no dataset_path")
-    return CanonicalTask(name, Path(yaml_path).resolve(), config)
+    return LmEvalCanonicalTask(name, Path(yaml_path).resolve(), config)
 
 
 # --------------------------------------------------------------------------------------------------
-# Loading and checking
+# Refusing a column that holds the target
 # --------------------------------------------------------------------------------------------------
-
-
-def load_task_dataset(task: Any, harness: str) -> LoadedSource:
-    """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
-    **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
-    (offline, say) is a one-line error. ``task`` is a :class:`CanonicalTask` or a lighteval one
-    (``builder.lighteval_source``), ``harness`` its harness's name."""
-    import datasets
-
-    kwargs = task.dataset_kwargs
-    kwargs.pop("trust_remote_code", None)
-    try:
-        loaded = datasets.load_dataset(task.dataset_path, task.dataset_name, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) is one line
-        raise ScrambledBenchError(
-            f"task {task.name}: cannot load dataset {task.dataset_path!r}: {first_line(exc)}"
-        ) from None
-    missing = [split for split in task.splits if split not in loaded]
-    if missing:
-        raise ScrambledBenchError(
-            f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
-        )
-    description = {
-        "source": f"{harness}:{task.name}",
-        "kind": f"{harness} task",
-        "dataset_path": task.dataset_path,
-        "config": task.dataset_name,
-        "revision": kwargs.get("revision"),
-    }
-    return LoadedSource({split: loaded[split] for split in task.splits}, description)
 
 
 def template_columns(template: str) -> set[str]:
@@ -277,7 +196,7 @@ def template_columns(template: str) -> set[str]:
         return set()
 
 
-def _static_target_columns(task: CanonicalTask, features: Sequence[str]) -> dict[str, str]:
+def _static_target_columns(task: LmEvalCanonicalTask, features: Sequence[str]) -> dict[str, str]:
     """Column -> the option that reads it, for targets given as a column name or a template."""
     readers = {"doc_to_target": task.config.get("doc_to_target")}
     if task.config.get("output_type") == "generate_until":
@@ -291,7 +210,7 @@ def _static_target_columns(task: CanonicalTask, features: Sequence[str]) -> dict
     return columns
 
 
-def _gold(task: CanonicalTask, doc: Mapping[str, Any]) -> Any:
+def _gold(task: LmEvalCanonicalTask, doc: Mapping[str, Any]) -> Any:
     """The target of one processed document as lm-eval reads it (a choice's text where the target is an
     index into the choices of a generated answer)."""
     from lm_eval import utils
@@ -314,7 +233,7 @@ def _gold(task: CanonicalTask, doc: Mapping[str, Any]) -> Any:
 
 
 def check_not_target(
-    task: CanonicalTask, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+    task: LmEvalCanonicalTask, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
 ) -> None:
     """Refuse a column that holds the task's target: named by ``doc_to_target`` (or a template reading
     it), or, on the first documents, changing the target once scrambled (a ``!function``, or documents
@@ -340,31 +259,7 @@ def check_not_target(
                 raise target_changes(task.name, columns, index, variant)
 
 
-def first_documents(
-    dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
-) -> tuple[Any, dict[Variant, Any]]:
-    """The first :data:`TARGET_CHECK_DOCS` rows of ``dataset`` and, per variant, the same rows scrambled as
-    ``scramble`` scrambles them (same seed and row keys): what a target check compares."""
-    first = dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset))))
-    batch = first.to_dict()
-    keys = row_keys(batch, range(len(first)), None)
-    return first, {
-        variant: type(first).from_dict(
-            scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
-        )
-        for variant in variants
-    }
-
-
-def target_changes(task: str, columns: Sequence[str], index: int, variant: Variant) -> ScrambledBenchError:
-    """The refusal of columns whose scrambling changes a document's target."""
-    return ScrambledBenchError(
-        f"--columns {','.join(columns)}: task {task}'s target of document {index} changes "
-        f"under {variant.scramble_type}; scramble the inputs, never the target"
-    )
-
-
-def _processed(task: CanonicalTask, dataset: Any) -> list[dict[str, Any]]:
+def _processed(task: LmEvalCanonicalTask, dataset: Any) -> list[dict[str, Any]]:
     process_docs: Callable[[Any], Any] | None = task.config.get("process_docs")
     try:
         return list(process_docs(dataset) if process_docs is not None else dataset)

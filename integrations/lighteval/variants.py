@@ -12,7 +12,7 @@ every task of the comparison. The folder is found from the module's own place, s
 
 ``score --from lighteval`` recognises a derived task in lighteval's results by its name and data: a task
 ``<canonical>_<type>|<shots>`` whose ``hf_subset`` is ``<type>`` (a scramble type)
-(``integrations.lighteval.logs``).
+(:mod:`.logs`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.exports.lm_eval_variants import variant_name
+from scrambled_bench.integrations.datasets import variant_name
 
 MODULE_FILE = "scrambled_tasks.py"
 MODULE_TEXT = '''"""The scrambled variants of lighteval tasks, written by `scrambled-bench scramble lighteval:...`.
@@ -34,7 +34,7 @@ Give this file to lighteval: --custom-tasks {path}. See DIR/manifest.json for wh
 
 from pathlib import Path
 
-from scrambled_bench.harness.exports.lighteval_variants import derived_tasks_table
+from scrambled_bench.integrations.lighteval.variants import derived_tasks_table
 
 TASKS_TABLE = derived_tasks_table(Path(__file__).resolve().parents[1])
 '''
@@ -47,8 +47,8 @@ TASKS_TABLE = derived_tasks_table(Path(__file__).resolve().parents[1])
 
 def manifest_tasks(tasks: Sequence[Any], hub: Any | None = None) -> list[dict[str, Any]]:
     """What ``DIR/manifest.json`` records (under ``lighteval``) for :func:`derived_tasks_table`: per task
-    (``builder.lighteval_source.LightevalCanonicalTask``) its name, defining module, data folder and, after
-    ``--push``, the Hub dataset and commit (``builder.harness_tasks.HubData``)."""
+    (:class:`.tasks_source.LightevalCanonicalTask`) its name, defining module, data folder and, after
+    ``--push``, the Hub dataset and commit (:class:`~scrambled_bench.integrations.datasets.HubData`)."""
     return [
         {
             "task": task.name,
