@@ -38,7 +38,9 @@ def default_mirror() -> Path:
     return source_mirror() or FIXTURES
 
 
-def words_per_second(mirror: Path, repeat: int, types: tuple[str, ...] = WORD_TYPES) -> list[tuple[str, int, float]]:
+def words_per_second(
+    mirror: Path, repeat: int, types: tuple[str, ...] = WORD_TYPES
+) -> list[tuple[str, int, float]]:
     """(family, words, words/s) over every context of the three sources, per type family."""
     from scrambled_bench.builder.scrambler import WORD_PATTERN, scramble
     from scrambled_bench.builder.sources import aqua, dream, realtimeqa
@@ -54,7 +56,7 @@ def words_per_second(mirror: Path, repeat: int, types: tuple[str, ...] = WORD_TY
         for _ in range(repeat):
             started = time.perf_counter()
             for text, key in texts:
-                scramble(text, scramble_type, seed=0, sample_id=key)
+                scramble(text, scramble_type, seed=0, sample_id=key, place="text")
             timings.append(time.perf_counter() - started)
         results.append((scramble_type, word_count, word_count / statistics.median(timings)))
     return results

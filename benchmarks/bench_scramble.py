@@ -195,9 +195,11 @@ def words_per_second(texts: Sequence[tuple[str, str]], repeat: int) -> list[tupl
         ours, paper = [], []
         for _ in range(repeat):
             ours.append(
-                _clock(lambda name=scramble_type: [scramble(t, name, seed=0, sample_id=k) for t, k in texts])[
-                    1
-                ]
+                _clock(
+                    lambda name=scramble_type: [
+                        scramble(t, name, seed=0, sample_id=k, place="text") for t, k in texts
+                    ]
+                )[1]
             )
             random.seed(0)
             paper.append(

@@ -24,6 +24,8 @@ from scrambled_bench.builder import card
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.scrambler import (
     ALL_TYPES,
+    STREAM_VERSION,
+    TextPlace,
     parse_type,
     scramble,
     scramble_many,
@@ -35,8 +37,13 @@ from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_d
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import creation_mode, file_sha256
 
-DATASET_VERSION = "1.0.0"
+DATASET_VERSION = "1.1.0"
 """The dataset's version (tag ``v{version}`` on the Hub); bump it when rows change. See dataset_cards/CHANGELOG.md."""
+
+TEXT_PLACE = TextPlace("original")
+"""Where a build's scrambled text lies in its row: the column ``original`` (its scrambled form is ``scrambled``),
+the place its random stream is derived from (``builder.scrambler.text_rng``). The probes scramble DREAM's
+dialogues at the same place, so that they see the built configs' texts."""
 
 SOURCES = {"realtimeqa": realtimeqa, "dream": dream, "aqua": aqua}
 """Source name -> reader module (``load(reader, window=...)`` and ``INFO``)."""
@@ -177,11 +184,15 @@ def scramble_source(data: SourceData, scramble_type: str, *, seed: int) -> Itera
     ...           "answer": "A", "rationale": "..."}
     >>> data = SourceData(info=aqua.INFO, records=[SourceRecord("aqua/1", fields)])
     >>> [(row["original"], row["scrambled"]) for row in scramble_source(data, "kf", seed=0)]
-    [('Hello there', 'Hlloe terhe')]
+    [('Hello there', 'Heoll trhee')]
     """
     for record in data.records:
         scrambled = scramble(
-            record.fields["original"], scramble_type, seed=seed, sample_id=record.scramble_key
+            record.fields["original"],
+            scramble_type,
+            seed=seed,
+            sample_id=record.scramble_key,
+            place=TEXT_PLACE,
         )
         yield _row(record, data.info.columns, scrambled)
 
@@ -239,7 +250,11 @@ def write_configs(
             scrambled: list[list[str]] = [[] for _ in paths]
             for record in batch:
                 outputs = scramble_many(
-                    record.fields["original"], scramble_types, seed=seed, sample_id=record.scramble_key
+                    record.fields["original"],
+                    scramble_types,
+                    seed=seed,
+                    sample_id=record.scramble_key,
+                    place=TEXT_PLACE,
                 )
                 for column, text in zip(scrambled, outputs):
                     column.append(text)
@@ -468,6 +483,7 @@ def build_dataset(
             },
             "source_files": dict(sorted(reader.hashes.items())),
             "types": type_names,
+            "stream_version": STREAM_VERSION,
             # parquet files record the writer's version, so byte identity holds for the same pyarrow
             "built_with": library_versions(),
             "outputs": dict(sorted(outputs.items())),

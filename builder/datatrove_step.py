@@ -2,7 +2,7 @@
 machine: reader -> :class:`ScrambleStep` -> writer, on datatrove's local, Slurm or Ray executors.
 
 The step applies the ``scramble`` command's very function (:func:`~scrambled_bench.builder.scramble.apply_variant`)
-keyed by the document's id, so a pipeline whose reader takes the ids from a column (``id_key``) gives,
+keyed by the document's id and the field's name, so a pipeline whose reader takes the ids from a column (``id_key``) gives,
 document for document, what ``scrambled-bench scramble ... --id-column <that column>`` gives: the scrambled
 field, the original beside it (``<field>_original`` in the metadata), ``scramble_type``, ``scrambled`` and,
 for a recipe, ``recipe``.
@@ -59,13 +59,14 @@ def scramble_document(
 
     >>> metadata = {}
     >>> scramble_document("Scrambled words", metadata, "doc-1", step_variant("kf", None, None))
-    'Smlercabd wdros'
+    'Scaldebrm wdsor'
     >>> metadata
     {'text_original': 'Scrambled words', 'scramble_type': 'kf', 'scrambled': True}
     """
     name = "text" if field is None else field
     original = text if field is None else metadata.get(field)
-    output, chosen = apply_variant(original, str(doc_id), variant, seed=seed)
+    # the field's name is its column path, as `scramble --columns <name>` names it: the same stream
+    output, chosen = apply_variant(original, str(doc_id), variant, seed=seed, column=name)
     metadata[name + ORIGINAL_SUFFIX] = original
     if field is not None:
         metadata[field] = output

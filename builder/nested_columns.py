@@ -126,38 +126,79 @@ def check_path(split: str, features: Mapping[str, Any], path: ColumnPath) -> Non
         )
 
 
-def map_strings(value: Any, field: str | None, change: Callable[[str], str]) -> Any:
-    """``value`` (one row's value of a top-level column) with ``change`` applied to the strings ``field``
-    names and everything else as it was; a missing value (None) stays missing.
+Change = Callable[[Sequence[Any], bool], list[Any]]
+"""``change(texts, listed)``: the new values of a group of strings that lie side by side (``listed``: the
+items of one list, in order; else a single text, as a list of one). A missing value (None) is passed as it
+is: the function returns it unchanged."""
 
-    >>> upper = str.upper
+
+def map_strings(value: Any, field: str | None, change: Change) -> Any:
+    """``value`` (one row's value of a top-level column) with ``change`` applied to the strings ``field``
+    names and everything else as it was; a missing value (None) stays missing. The items of one list (a
+    list of strings, a struct's list field, or the field of a list of records) go to ``change`` together,
+    so that it can tell them apart.
+
+    >>> def upper(texts, listed):
+    ...     return [None if t is None else (t.upper() + "*" if listed else t.upper()) for t in texts]
     >>> map_strings("a b", None, upper), map_strings(["a", None, "b"], None, upper)
-    ('A B', ['A', None, 'B'])
+    ('A B', ['A*', None, 'B*'])
     >>> map_strings({"text": ["yes", "no"], "label": ["A", "B"]}, "text", upper)
-    {'text': ['YES', 'NO'], 'label': ['A', 'B']}
-    >>> map_strings([{"text": "hi", "n": 1}, {"text": None, "n": 2}], "text", upper)
-    [{'text': 'HI', 'n': 1}, {'text': None, 'n': 2}]
+    {'text': ['YES*', 'NO*'], 'label': ['A', 'B']}
+    >>> map_strings([{"text": "hi", "n": 1}, {"text": None, "n": 2}, None], "text", upper)
+    [{'text': 'HI*', 'n': 1}, {'text': None, 'n': 2}, None]
     """
     if value is None:
         return None
     if field is None:
         if isinstance(value, list):
-            return [None if item is None else change(item) for item in value]
-        return change(value)
+            return change(value, True)
+        return change([value], False)[0]
     if isinstance(value, Mapping):  # a struct (of lists, or of strings)
         return {key: map_strings(item, None, change) if key == field else item for key, item in value.items()}
-    return [map_strings(record, field, change) for record in value]  # a list of records
+    # a list of records: their field's strings are the items of one list
+    records = [record if isinstance(record, Mapping) else None for record in value]
+    changed = change([None if record is None else record.get(field) for record in records], True)
+    return [
+        original if record is None else {**record, field: text}
+        for original, record, text in zip(value, records, changed)
+    ]
 
 
 def map_row(
-    row_values: Mapping[str, Any], paths: Sequence[ColumnPath], change: Callable[[str], str]
+    row_values: Mapping[str, Any],
+    paths: Sequence[ColumnPath],
+    change: Callable[[ColumnPath, Sequence[Any], bool], list[Any]],
 ) -> dict[str, Any]:
-    """The new values of the top-level columns ``paths`` live in, for one row.
+    """The new values of the top-level columns ``paths`` live in, for one row; ``change(path, texts, listed)``
+    is :data:`Change` told which path the strings lie at.
 
-    >>> map_row({"q": "hi", "c": {"text": ["a"], "label": ["x"]}}, [ColumnPath("q"), ColumnPath("c", "text")], str.upper)
+    >>> def upper(path, texts, listed):
+    ...     return [t.upper() for t in texts]
+    >>> map_row({"q": "hi", "c": {"text": ["a"], "label": ["x"]}}, [ColumnPath("q"), ColumnPath("c", "text")], upper)
     {'q': 'HI', 'c': {'text': ['A'], 'label': ['x']}}
     """
     changed = {root: row_values[root] for root in roots(paths)}
     for path in paths:
-        changed[path.root] = map_strings(changed[path.root], path.field, change)
+        changed[path.root] = map_strings(
+            changed[path.root], path.field, lambda texts, listed, path=path: change(path, texts, listed)
+        )
     return changed
+
+
+def strings_at(value: Any, field: str | None) -> list[Any]:
+    """The strings ``field`` names in one row's value of a column, in order (None where one is missing):
+    what :func:`map_strings` changes, for comparing an output with its original.
+
+    >>> strings_at({"text": ["yes", "no"], "label": ["A", "B"]}, "text"), strings_at("hi", None)
+    (['yes', 'no'], ['hi'])
+    >>> strings_at([{"text": "a"}, {"text": None}], "text"), strings_at(None, None)
+    (['a', None], [])
+    """
+    found: list[Any] = []
+
+    def collect(texts: Sequence[Any], listed: bool) -> list[Any]:
+        found.extend(texts)
+        return list(texts)
+
+    map_strings(value, field, collect)
+    return found

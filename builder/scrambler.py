@@ -10,9 +10,11 @@ Scramble types: every family (``original``, ``rsNN``, ``kf``, ``kfl``, the Appen
 and the natural-typo families) is one :class:`ScrambleFamily` record in :data:`FAMILIES`, which holds its word
 function, the letters a word needs to be eligible, whether it takes a rate and its description.
 
-Determinism: the output depends only on (text, type, rate, seed, sample id). Every text gets its own
-random stream, seeded from a hash of (seed, sample id, type family), and every word draws from it in
-reading order whatever the rate: a uniform number and its transformed form. ``rsNN`` transforms exactly
+Determinism: the output depends only on (text, type, rate, seed, sample id, place). Every text gets its
+own random stream (:func:`text_rng`), seeded from a hash of (the derivation's version :data:`STREAM_VERSION`,
+seed, sample id, :class:`TextPlace`: the column path and the position in a list, type family), so two texts
+of one row (a question and its choices, or two choices) never replay the same draws; every word draws from
+its text's stream in reading order whatever the rate: a uniform number and its transformed form. ``rsNN`` transforms exactly
 NN % of a text's eligible words (rounded to the nearest whole word, as in the paper's data, where every
 text has its share rather than the share on average): those with the smallest numbers. Neither the
 numbers nor the permutations depend on NN, so the rates are nested: the words scrambled at 20 % are
@@ -20,11 +22,17 @@ scrambled, identically, at 50 % and 100 %. The same holds for the typo families.
 
 A scrambled word differs from the original whenever some other arrangement of its letters exists
 under the type's constraints (for example ``"book"`` under ``kfl`` cannot change).
+
+Lists (:func:`scramble_items`): the items of one list (a row's choices) that differ stay different once
+scrambled. An item that comes out equal to another item's output is drawn again, from the stream of its
+next draw number, until it differs; an item the type leaves unchanged (``"Au"`` under ``kfl``) stays as it
+is, and a changed item never comes out as one of those.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 import string
@@ -696,13 +704,64 @@ def type_description(name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def text_rng(seed: int, sample_id: str, family: str) -> random.Random:
-    """The random stream of one text under one type family (independent of the rate).
+STREAM_VERSION = 2
+"""The version of :func:`text_rng`'s derivation, hashed into every stream. Version 1 (dataset 1.0.0) keyed a
+text by (seed, sample id, family) alone, so every text of a row replayed the same draws; version 2 adds the
+text's :class:`TextPlace`. A change here changes every scrambled text: it comes with a new dataset version
+(dataset_cards/CHANGELOG.md), never with a package release alone."""
 
-    >>> text_rng(0, "a", "rs").random() == text_rng(0, "a", "rs").random()
-    True
+
+@dataclass(frozen=True)
+class TextPlace:
+    """Where a text lies in its row: the column path as ``--columns`` names it (``question``,
+    ``choices.text``) and its position in a list or nested structure (``(2,)``: the third choice; ``()``:
+    the column's one text). Two texts of a row in two places draw from two independent streams.
+
+    >>> TextPlace("choices").item(2), TextPlace.of("question")
+    (TextPlace(column='choices', position=(2,)), TextPlace(column='question', position=()))
     """
-    key = f"{int(seed)}\x1f{sample_id}\x1f{family}".encode("utf-8", "surrogatepass")
+
+    column: str
+    position: tuple[int, ...] = ()
+
+    def item(self, index: int) -> TextPlace:
+        """The place of item ``index`` of the list at this place."""
+        return TextPlace(self.column, (*self.position, index))
+
+    @staticmethod
+    def of(place: TextPlace | str) -> TextPlace:
+        """A place, from a place or a column name (a top-level text).
+
+        >>> TextPlace.of(3)
+        Traceback (most recent call last):
+        ...
+        scrambled_bench.errors.ScrambledBenchError: a text's place is a column name or a TextPlace, got int
+        """
+        if isinstance(place, TextPlace):
+            return place
+        if isinstance(place, str):
+            return TextPlace(place)
+        raise ScrambledBenchError(
+            f"a text's place is a column name or a TextPlace, got {type(place).__name__}"
+        )
+
+
+def text_rng(seed: int, sample_id: str, place: TextPlace, family: str, *, draw: int = 0) -> random.Random:
+    """The random stream of one text under one type family (independent of the rate): the one seed
+    derivation of every caller (``build``, ``scramble`` and the harness variants it writes, the datatrove
+    step, Inspect's wrapper), hashed from (:data:`STREAM_VERSION`, seed, sample id, place, family) and, for a
+    list item drawn again (:func:`scramble_items`), its draw number.
+
+    >>> first = text_rng(0, "a", TextPlace("choices", (0,)), "rs").random()
+    >>> first == text_rng(0, "a", TextPlace("choices", (0,)), "rs").random()
+    True
+    >>> first == text_rng(0, "a", TextPlace("choices", (1,)), "rs").random()
+    False
+    """
+    parts = [STREAM_VERSION, int(seed), sample_id, place.column, list(place.position), family]
+    if draw:
+        parts.append(int(draw))
+    key = json.dumps(parts, ensure_ascii=False).encode("utf-8", "surrogatepass")
     return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "big"))
 
 
@@ -741,18 +800,20 @@ _WORD_SPLIT = re.compile(f"({WORD_PATTERN.pattern})")
 """:data:`WORD_PATTERN` as a group: ``split`` keeps the words, at the odd indices."""
 
 
-def word_outcomes(text: str, family: str, seed: int, sample_id: str) -> WordOutcomes:
+def word_outcomes(
+    text: str, family: str, seed: int, sample_id: str, place: TextPlace, *, draw: int = 0
+) -> WordOutcomes:
     """Every word's draw and transformed form under ``family``: what every rate of the family picks from.
 
     Every word consumes its draws whether or not it is eligible, so a word's outcome depends only on
-    the text, the family, the seed and the sample id; a rate only decides which outcomes are used.
+    the text, the family, the seed, the sample id and the place; a rate only decides which outcomes are used.
 
-    >>> outcomes = word_outcomes("a bc", "kf", 0, "x")
+    >>> outcomes = word_outcomes("a bc", "kf", 0, "x", TextPlace("text"))
     >>> outcomes.pieces, outcomes.transformed
     (['', 'a', ' ', 'bc', ''], ['a', 'bc'])
     """
     pieces = _WORD_SPLIT.split(text)
-    rng = text_rng(seed, sample_id, family)
+    rng = text_rng(seed, sample_id, place, family, draw=draw)
     transform, draw = FAMILIES[family].word_function, rng.random
     # a tuple's items are evaluated left to right: each word's draw comes before its transform's draws
     pairs = [(draw(), transform(word, rng)) for word in pieces[1::2]]
@@ -783,21 +844,32 @@ def _parsed(name: str) -> ScrambleType:
     return parsed
 
 
-def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample_id: str) -> list[str]:
-    """``[scramble(text, t, seed=seed, sample_id=sample_id) for t in scramble_types]``, drawing once per family.
+def scramble_many(
+    text: str,
+    scramble_types: Sequence[str],
+    *,
+    seed: int,
+    sample_id: str,
+    place: TextPlace | str,
+    draw: int = 0,
+) -> list[str]:
+    """``[scramble(text, t, seed=seed, sample_id=sample_id, place=place) for t in scramble_types]``, drawing
+    once per family.
 
     The rates of one family (``rs20``, ``rs50``, ``rs100``) share one word plan, which is what makes
-    them nested and what makes building many rates cheap.
+    them nested and what makes building many rates cheap. ``draw`` numbers a redraw of a list item
+    (:func:`scramble_items`); 0 is a text's first draw.
 
     >>> text = "Nested rates share one plan"
-    >>> scramble_many(text, ["rs20", "rs100"], seed=0, sample_id="x") == [
-    ...     scramble(text, "rs20", seed=0, sample_id="x"), scramble(text, "rs100", seed=0, sample_id="x")]
+    >>> scramble_many(text, ["rs20", "rs100"], seed=0, sample_id="x", place="text") == [
+    ...     scramble(text, "rs20", seed=0, sample_id="x", place="text"),
+    ...     scramble(text, "rs100", seed=0, sample_id="x", place="text")]
     True
     """
     parsed = [_parsed(name) for name in scramble_types]
     if not isinstance(text, str):
         raise ScrambledBenchError(f"can only scramble text, got {type(text).__name__}")
-    seed, sample_id = int(seed), str(sample_id)
+    seed, sample_id, place = int(seed), str(sample_id), TextPlace.of(place)
     outcomes: dict[str, WordOutcomes] = {}
     rankings: dict[str, list[int]] = {}
     outputs = []
@@ -807,7 +879,7 @@ def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample
             outputs.append(text)
             continue
         if family not in outcomes:
-            outcomes[family] = word_outcomes(text, family, seed, sample_id)
+            outcomes[family] = word_outcomes(text, family, seed, sample_id, place, draw=draw)
         if rate >= 100:
             # every eligible word; an ineligible word's transform is the word itself
             outputs.append(outcomes[family].apply())
@@ -819,17 +891,68 @@ def scramble_many(text: str, scramble_types: Sequence[str], *, seed: int, sample
     return outputs
 
 
-def scramble(text: str, scramble_type: str, *, seed: int, sample_id: str) -> str:
+def scramble(
+    text: str, scramble_type: str, *, seed: int, sample_id: str, place: TextPlace | str, draw: int = 0
+) -> str:
     """Scramble ``text`` with the config type ``scramble_type``; deterministic in all its arguments.
 
-    >>> scramble("The quick brown fox", "original", seed=0, sample_id="x")
+    ``sample_id`` is the row's key and ``place`` where the text lies in the row (a column name, or a
+    :class:`TextPlace` for an item of a list): two texts of one row draw independently.
+
+    >>> scramble("The quick brown fox", "original", seed=0, sample_id="x", place="text")
     'The quick brown fox'
-    >>> out = scramble("The quick brown fox jumps", "kfl", seed=0, sample_id="x")
+    >>> out = scramble("The quick brown fox jumps", "kfl", seed=0, sample_id="x", place="text")
     >>> [w[0] + w[-1] for w in out.split()]
     ['Te', 'qk', 'bn', 'fx', 'js']
-    >>> scramble("x", "kfx", seed=0, sample_id="x")
+    >>> scramble("x", "kfx", seed=0, sample_id="x", place="text")
     Traceback (most recent call last):
     ...
     scrambled_bench.errors.ScrambledBenchError: unknown scramble type 'kfx' (known: original, rsNN, kf, kfl, kr2, klkr1, kfkr1, sub, adjNN, insNN, delNN, repNN, ftrsNN; NN is a percentage of the words)
     """
-    return scramble_many(text, [scramble_type], seed=seed, sample_id=sample_id)[0]
+    return scramble_many(text, [scramble_type], seed=seed, sample_id=sample_id, place=place, draw=draw)[0]
+
+
+MAX_REDRAWS = 32
+"""Draws after the first that :func:`scramble_items` tries for a list item whose output another item has."""
+
+
+def scramble_items(
+    texts: Sequence[str | None], scramble_type: str, *, seed: int, sample_id: str, place: TextPlace | str
+) -> list[str | None]:
+    """The items of one list (a row's choices) scrambled, item ``i`` at ``place.item(i)``, and distinct
+    where their originals are.
+
+    Items the type leaves unchanged (too short, say) stay as they are and are placed first; then, in list
+    order, an item whose output another item with a different original already has is drawn again (draw
+    1, 2, ... of its place: deterministic) until it differs. An item that no draw of :data:`MAX_REDRAWS`
+    separates stays as it is. A missing item (None) stays missing.
+
+    >>> scramble_items(["Au", "Ag", "Gd", "Go"], "sub", seed=0, sample_id="1", place="choices")
+    ['Cv', 'jF', 'OP', 'Ih']
+    >>> scramble_items(["Mars", "Mras", "Sun", None], "kfl", seed=0, sample_id="1", place="choices")
+    ['Mras', 'Mars', 'Sun', None]
+    """
+    place = TextPlace.of(place)
+    scrambled = [
+        None
+        if text is None
+        else scramble(text, scramble_type, seed=seed, sample_id=sample_id, place=place.item(index))
+        for index, text in enumerate(texts)
+    ]
+    # output -> the original that produced it (items with equal originals may share an output)
+    taken = {out: text for text, out in zip(texts, scrambled) if text is not None and out == text}
+    for index, (text, out) in enumerate(zip(texts, scrambled)):
+        if text is None or out == text:
+            continue
+        draw = 0
+        while taken.get(out, text) != text:
+            draw += 1
+            if draw > MAX_REDRAWS:
+                out = text
+                break
+            out = scramble(
+                text, scramble_type, seed=seed, sample_id=sample_id, place=place.item(index), draw=draw
+            )
+        scrambled[index] = out
+        taken.setdefault(out, text)
+    return scrambled

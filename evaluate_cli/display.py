@@ -70,9 +70,36 @@ def console(*, stderr: bool = False) -> Console:
     return out
 
 
+def print_table(out: Console, table: Any) -> None:
+    """Print a rich ``table`` whole: one wider than the console is printed at its own width (its lines as
+    long as they need, for a terminal to wrap), never with a cell cut ("218.…") or squeezed onto more
+    lines. A log or a file then holds every number in full.
+
+    >>> import io
+    >>> from rich.table import Table
+    >>> narrow = Console(width=20, file=io.StringIO())
+    >>> table = Table()
+    >>> table.add_column("config", no_wrap=True); table.add_column("RR %", no_wrap=True)
+    >>> table.add_row("scrrec-zero-shot/realtimeqa/rs50", "-1406.1")
+    >>> print_table(narrow, table)
+    >>> "-1406.1" in narrow.file.getvalue() and "…" not in narrow.file.getvalue()
+    True
+    """
+    from rich.measure import Measurement
+    from rich.segment import Segments
+
+    needed = Measurement.get(out, out.options.update(width=10_000), table).maximum
+    if needed <= out.width:
+        out.print(table)
+        return
+    wide = out.options.update(width=needed, max_width=needed)
+    out.print(Segments(out.render(table, wide)), crop=False, soft_wrap=True)
+
+
 def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     """One line per config: n, errors, unparsed, ED, RR, Acc, RPG (percent), prompt tokens; a footnote
-    where a score is undefined; then the totals."""
+    where a score is undefined, and what the columns' numbers mean; then the totals, where the reused
+    answers came from and which endpoints gave the answers."""
     from rich.table import Table
 
     from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
@@ -104,17 +131,22 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
             style="yellow" if lacking else None,
         )
-    out.print(table)
-    for line in notes.lines():
+    print_table(out, table)
+    for line in notes.lines() + _column_notes(document):
         out.print(line, markup=False, highlight=False)
     _print_reader_changes(document, out)
     totals = document["totals"]
     engine = document["engine"]
     out.print(
-        f"{engine.get('sent', 0)} request(s) sent, {engine.get('reused', 0)} reused from the run folder, "
-        f"{engine.get('retries', 0)} retries; tokens the endpoint reported: {totals['prompt_tokens']:,} "
-        f"prompt + {totals['completion_tokens']:,} completion"
+        f"{engine.get('sent', 0)} request(s) sent, {_reused(engine)}, {engine.get('retries', 0)} retries; "
+        f"tokens the endpoint reported: {totals['prompt_tokens']:,} prompt + {totals['completion_tokens']:,} "
+        "completion",
+        markup=False,
+        highlight=False,
     )
+    _print_endpoints(engine, out)
+    if engine.get("stopped"):
+        out.print(f"[yellow]stopped early, the endpoint is unreachable:[/] {engine['stopped']}")
     failed = totals.get("n_failed", totals["n_errors"] - totals.get("n_context_too_long", 0))
     if failed:
         out.print(
@@ -132,10 +164,60 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     out.print(f"results: {run_dir / 'results.json'}")
 
 
+def _column_notes(document: Mapping[str, Any]) -> list[str]:
+    """What the run table's numbers mean, under it: prompt tokens are a mean, and a negative RR (where one
+    is shown) is an output further from the original than the scrambled text."""
+    lines = ["prompt tok: the mean prompt tokens per request, as the endpoint reported them."]
+    rates = [
+        (entry.get("recovery_rate") or {}).get("value") for entry in document.get("configs", {}).values()
+    ]
+    if any(rate is not None and rate < 0 for rate in rates):
+        lines.append(
+            "RR % below 0: the recovered text is further from the original (more edits away) than the "
+            "scrambled text was; 100 is the original restored, 0 no closer than the scrambled text."
+        )
+    return lines
+
+
+def _reused(engine: Mapping[str, Any]) -> str:
+    """How many answers were reused and where they came from (the run folder, the folders beside it).
+
+    >>> _reused({"reused": 5, "reused_from": {"runs/a": 2, "runs/b": 3}})
+    '5 reused (2 from runs/a, this run folder; 3 from runs/b)'
+    >>> _reused({"reused": 0, "reused_from": {"runs/a": 0}}), _reused({"reused": 4})
+    ('0 reused', '4 reused from the run folder')
+    """
+    reused = engine.get("reused", 0)
+    sources = {folder: count for folder, count in (engine.get("reused_from") or {}).items()}
+    if "reused_from" not in engine:  # results written before the sources were counted
+        return f"{reused} reused from the run folder"
+    own, *others = sources.items() if sources else [("", 0)]
+    parts = [f"{own[1]} from {own[0]}, this run folder"] if own[1] else []
+    parts += [f"{count} from {folder}" for folder, count in others if count]
+    return f"{reused} reused" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _print_endpoints(engine: Mapping[str, Any], out: Console) -> None:
+    """Which endpoints gave the answers the results rest on, and the reply fingerprints they carried where
+    they carried more than one (the endpoint changed its configuration meanwhile)."""
+    from scrambled_bench.harness.store import endpoint_text
+
+    endpoints = engine.get("endpoints") or []
+    for entry in endpoints:
+        prints = entry.get("system_fingerprints") or {}
+        line = f"answers from {endpoint_text(entry['endpoint'])}: {entry['answers']}"
+        if len(prints) > 1:
+            listed = ", ".join(f"{name} ({count})" for name, count in prints.items())
+            line += f", with {len(prints)} system_fingerprints: {listed}"
+        out.print(line, markup=False, highlight=False)
+
+
 def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
     """A config's ED, RR, Acc and RPG as the terminal tables print them (percent scores, one line per config:
     intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
     footnote from ``notes`` (a :class:`~scrambled_bench.report.tables.Footnotes`) saying why."""
+
+    from scrambled_bench.metrics.chance import chance_note
 
     def cell(key: str, name: str, digits: int) -> str:
         score = entry.get(key)
@@ -144,7 +226,8 @@ def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
         if score.get("value") is None:
             undefined = score.get("undefined")
             return f"n/a {notes.mark(f'{name} undefined: {undefined}')}" if undefined else "-"
-        return f"{score['value']:.{digits}f}"
+        near_chance = chance_note(score, unit="%")  # an RPG over an original accuracy no better than chance
+        return f"{score['value']:.{digits}f}" + (f" {notes.mark(near_chance)}" if near_chance else "")
 
     return [
         cell("edit_distance", "ED", 2),
@@ -204,7 +287,7 @@ def print_dry_run(
         "total", str(sum(item["requests"] for item in summary)), str(total_send), f"{total_tokens:,}", ""
     )
     out = console()
-    out.print(table)
+    print_table(out, table)
     by_type = Table(title="prompt tokens per scramble type")
     for column in ("type", "to send", "prompt tokens", "per request", "vs original"):
         by_type.add_column(column, justify="left" if column == "type" else "right")
@@ -216,7 +299,7 @@ def print_dry_run(
             "-" if row["per_request"] is None else f"{row['per_request']:.1f}",
             "-" if row["vs_original"] is None else f"x{row['vs_original']:.2f}",
         )
-    out.print(by_type)
+    print_table(out, by_type)
     # a rough estimate or a lower bound says so in its source; the rough one is blind to the scramble type
     how = f"rough estimate: {counted_by}, blind to the scramble type" if rough else f"counted by {counted_by}"
     out.print(f"{total_send} request(s), {total_tokens:,} prompt tokens ({how}); run folder: {folder}")
@@ -224,8 +307,6 @@ def print_dry_run(
 
 def print_cells(cells: Sequence[Any], out: Console) -> None:
     """Print each table: one row per model and metric, each cell "reproduced / paper / difference"."""
-    from rich.measure import Measurement
-    from rich.segment import Segments
     from rich.table import Table
 
     titles = {
@@ -266,12 +347,7 @@ def print_cells(cells: Sequence[Any], out: Console) -> None:
                 style = {True: "green", False: "red", None: "dim"}[cell.matches]
                 rendered.append(f"[{style}]{cell.reproduced:.2f}[/]\n{paper}\n{difference}")
             table.add_row(model, metric, *rendered)
-        needed = Measurement.get(out, out.options.update(width=10_000), table).maximum
-        if needed <= out.width:
-            out.print(table)
-        else:
-            wide = out.options.update(width=needed, max_width=needed)
-            out.print(Segments(out.render(table, wide)), crop=False, soft_wrap=True)
+        print_table(out, table)
     compared = [cell for cell in cells if cell.matches is not None]
     matching = sum(1 for cell in compared if cell.matches)
     out.print(f"{matching} of {len(compared)} cells match the paper to its two printed decimals")
@@ -283,6 +359,8 @@ def _percent(value: float | None) -> str:
 
 def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) -> None:
     """One line per scored file, in percent (the JSON on stdout keeps the modules' fractions)."""
+    from scrambled_bench.metrics.chance import chance_note
+
     for summary in summaries:
         if summary["task"] == "recovery":
             changed = ", ".join(
@@ -301,7 +379,12 @@ def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) 
         for condition, gain in summary.get("relative_performance_gain", {}).items():
             value = gain["relative_performance_gain"]
             reason = gain.get("relative_performance_gain_undefined")
-            parts.append(f"{condition} RPG {_percent(value)}" + (f" (undefined: {reason})" if reason else ""))
+            near_chance = None if reason else chance_note(gain, scale=100, unit="%")
+            parts.append(
+                f"{condition} RPG {_percent(value)}"
+                + (f" (undefined: {reason})" if reason else "")
+                + (f" ({near_chance})" if near_chance else "")
+            )
         out.print(f"{summary['file']} ({summary['reader']} reader): " + "; ".join(parts))
 
 
@@ -324,7 +407,7 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     notes = Footnotes()
     for name, entry in document["configs"].items():
         table.add_row(name, str(entry["n_scored"]), str(entry["unparsed"]), *_score_cells(entry, notes))
-    out.print(table)
+    print_table(out, table)
     for line in notes.lines():
         out.print(line, markup=False, highlight=False)
 
@@ -337,6 +420,10 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     def percent(value: Any) -> str:
         return "" if value is None else f"{100 * value:.1f}"
 
+    from scrambled_bench.metrics.chance import chance_note
+    from scrambled_bench.tables import Footnotes
+
+    notes = Footnotes()
     table = Table(title=f"scrambled variants in {document['folder']} (paired with the canonical task)")
     for column in (
         "task",
@@ -369,10 +456,14 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
             for key, metric in variant["metrics"].items():
                 ci = metric.get("ci")
                 gain = (metric.get("relative_performance_gain") or {}).get("value")
+                near_chance = chance_note(metric.get("relative_performance_gain"), scale=100, unit="%")
                 table.add_row(
                     canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
                     f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
                     "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
-                    percent(gain), str(metric.get("n_paired", metric.get("n"))),
+                    percent(gain) + (f" {notes.mark(near_chance)}" if near_chance else ""),
+                    str(metric.get("n_paired", metric.get("n"))),
                 )  # fmt: skip
-    out.print(table)
+    print_table(out, table)
+    for line in notes.lines():
+        out.print(line, markup=False, highlight=False)

@@ -87,7 +87,13 @@ ConfidenceLevelOption = Annotated[
 ]
 NResamplesOption = Annotated[int, option("--n-resamples", "Bootstrap resamples.", min=1)]
 PrivateOption = Annotated[bool, option("--private", "Create the Hub repository as private.")]
-ProgressOption = Annotated[bool, option("--progress/--no-progress", "Show progress bars.")]
+ProgressOption = Annotated[
+    bool,
+    option(
+        "--progress/--no-progress",
+        "Show progress bars (--no-progress also silences transformers' and the Hub's bars and warnings).",
+    ),
+]
 ReaderOption = Annotated[
     ReaderChoice,
     option(

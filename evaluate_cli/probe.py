@@ -31,6 +31,12 @@ class ProbeBackend(str, Enum):
     transformers = "transformers"
 
 
+class Fitter(str, Enum):
+    auto = "auto"
+    sklearn = "sklearn"
+    torch = "torch"
+
+
 def probe(
     model: Annotated[str | None, option("--model", "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M-Instruct).")] = None,
     backend: Annotated[ProbeBackend, option("--backend", "Where the model runs (in-process transformers).")] = ProbeBackend.transformers,
@@ -41,11 +47,12 @@ def probe(
     layers: Annotated[str, option("--layers", "'all' or layer numbers such as 0,4,8 (0 = the embeddings).")] = "all",
     batch_size: Annotated[int, option("--batch-size", "Prompts per forward pass (left-padded).", min=1)] = 8,
     device: Annotated[Device, option("--device", "auto (CUDA when there is one), cpu or cuda.")] = Device.auto,
+    fitter: Annotated[Fitter, option("--fitter", "What fits the probes: sklearn (CPU), torch (the same regression on --device), or auto (torch on a GPU, sklearn on a CPU).")] = Fitter.auto,
     run_dir: Annotated[Path | None, option("--run-dir", "Run folder (default: runs/probe-<model>-<hash>; a rerun resumes there).")] = None,
     source_dir: Annotated[Path | None, option("--source-dir", "DREAM mirror <owner>/<repo>/<path> (default: $SCRAMBLED_BENCH_SOURCE_DIR or GitHub).")] = None,
     seed: Annotated[int, option("--seed", "Seed of the scrambling, the question choice and the probes.")] = 0,
     confidence_level: Annotated[float, option("--confidence-level", "Level of the accuracies' Wilson intervals, between 0 and 1 (both excluded).", callback=open_unit_interval)] = 0.95,
-    progress: Annotated[bool, option("--progress/--no-progress", "Show a progress bar with ETA.")] = True,
+    progress: Annotated[bool, option("--progress/--no-progress", "Show a progress bar with ETA (--no-progress also silences transformers' and the Hub's bars and warnings).")] = True,
 ) -> None:  # fmt: skip
     """Probe every layer for the DREAM answer under each scramble setting (Appendix A.3, Figures 7-8).
 
@@ -53,7 +60,8 @@ def probe(
     and predicts the answer letter; it is trained on a mixture of the settings over DREAM train and
     scored per setting on dev + test, with Wilson intervals and the chance level (1/3). Writes
     probe.json and figure7/figure8 (PNG, SVG) into the run folder; features are cached there
-    (float16 safetensors), so a rerun resumes. The defaults take a few minutes on a CPU.
+    (float16 safetensors), so a rerun resumes. The defaults take a few minutes on a CPU; on a GPU
+    the probes are fitted there too (--fitter).
 
     Examples:
 
@@ -74,7 +82,7 @@ def probe(
         limit_train=None if full else (limit_train or DEFAULT_LIMIT_TRAIN),
         limit_eval=None if full else (limit_eval or DEFAULT_LIMIT_EVAL),
         layers=layers, batch_size=batch_size, device=device.value, run_dir=run_dir, source_dir=source_dir,
-        seed=seed, confidence_level=confidence_level, progress=progress,
+        seed=seed, confidence_level=confidence_level, progress=progress, fitter=fitter.value,
     )  # fmt: skip
     typer.echo(summarise(result.layers, result.types))
     typer.echo(str(Path(result.info["run_dir"]) / RESULT_FILE))

@@ -71,6 +71,8 @@ def run(
     request_timeout: Annotated[float, option("--request-timeout", "Seconds before one attempt is abandoned and retried.", min=0.001)] = 120.0,
     max_retry_after: Annotated[float, option("--max-retry-after", "Longest Retry-After (s) to wait for; a longer one records the request as failed, for the next resume.", min=0.0)] = 300.0,
     retries: Annotated[int, option("--retries", "Retries per request (429, 5xx, timeouts, dropped connections).", min=0)] = 5,
+    dead_after: Annotated[float, option("--dead-after", "Stop the run (exit 3, resumable) once no request has succeeded for this many seconds and the latest attempts all failed to connect (a server gone away); 0: never.", min=0.0)] = 60.0,
+    replicas: Annotated[bool, option("--replicas", "The endpoints serving this model are replicas of the same weights: reuse answers another endpoint gave (from the run folder or the folders beside it); without it, only this endpoint's answers are reused.")] = False,
     n_ctx: Annotated[int | None, option("--n-ctx", "Context window of the llama-cpp model (default: the model's own); longer prompts are counted skips.", min=16)] = None,
     exemplar_rate: Annotated[list[int] | None, option("--exemplar-rate", "AQuA: percent of exemplar-question words scrambled: 0, 20, 50, 100 (repeatable).")] = None,
     prompt_mode: Annotated[PromptModeChoice, option("--prompt-mode", "chat: the prompt as one user message; completion: the raw prompt.")] = PromptModeChoice.chat,
@@ -84,8 +86,9 @@ def run(
     """Evaluate a model on Scrambled Bench; rerunning the same command resumes where it stopped.
 
     Exit status: 0 when every request was answered; 3 when the run is incomplete (requests still failed
-    after their retries, e.g. the server went away): results.json is written and marks each incomplete
-    config, and rerunning the same command sends only those; 2 for bad input (fix the command).
+    after their retries, or the server went away and the run stopped): results.json is written and marks
+    each incomplete config, and rerunning the same command sends only those; 2 for bad input (fix the
+    command).
 
     Examples:
 
@@ -114,7 +117,7 @@ def run(
     )  # fmt: skip
     engine = EngineSettings(
         concurrency=concurrency, max_rps=max_rps, max_retries=retries, request_timeout=request_timeout,
-        max_retry_after=max_retry_after,
+        max_retry_after=max_retry_after, dead_after=dead_after,
     )  # fmt: skip
     err = console(stderr=True)
     folder: Path | None = None
@@ -139,7 +142,7 @@ def run(
             document = evaluate_model(
                 settings, engine=engine, run_dir=run_dir, progress=progress,
                 announce=build.announce, build_progress=build.advance, on_run_dir=found, on_start=started,
-                dry_run=print_dry if dry_run else None, tokenizer=tokenizer,
+                dry_run=print_dry if dry_run else None, tokenizer=tokenizer, replicas=replicas,
             )  # fmt: skip
         except KeyboardInterrupt:
             raise ScrambledBenchError(
@@ -202,8 +205,10 @@ def _check_complete(document: dict[str, Any], argv: list[str]) -> None:
     listed = "; ".join(f"{name}: {what}" for name, what in list(incomplete.items())[:3])
     if len(incomplete) > 3:
         listed += f"; and {len(incomplete) - 3} more"
+    stopped = (document.get("engine") or {}).get("stopped")
+    why = f"; stopped early, the endpoint is unreachable: {stopped}" if stopped else ""
     raise IncompleteRunError(
-        f"the run is incomplete ({len(incomplete)} of {len(document['configs'])} configs): {listed}; "
+        f"the run is incomplete ({len(incomplete)} of {len(document['configs'])} configs): {listed}{why}; "
         f"rerun the same command to complete it: {shlex.join(['scrambled-bench', *argv])}"
     )
 

@@ -26,7 +26,8 @@ def scramble(
     columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate); for an Inspect task, the sample fields: input, choices.")],
     types: TypesOption = None,
     recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
-    out: Annotated[Path | None, option("--out", "Output folder (replaced atomically if it holds a previous scramble output).")] = None,
+    out: Annotated[Path | None, option("--out", "Output folder; a previous scramble output there of the same source and settings grows by these types (written atomically).")] = None,
+    replace: Annotated[bool, option("--replace", "Replace a previous scramble output in --out with exactly these types (default: add to it).")] = False,
     push: Annotated[str | None, option("--push", "Also (or only) upload to this Hub dataset ORG/NAME.")] = None,
     private: PrivateOption = False,
     split: Annotated[list[str] | None, option("--split", "Splits to scramble (repeat or comma-separate; default: all).")] = None,
@@ -44,7 +45,9 @@ def scramble(
     """Scramble text columns of any dataset: `<column>` scrambled, `<column>_original` beside it.
 
     One output config per type (or the recipe's one) with the source's splits, a dataset card and a
-    manifest. The output depends only on (text, type, seed, row key), never on --num-proc or --streaming.
+    manifest. A text's output depends only on (text, type, seed, row key, its column and position in a
+    list), never on --num-proc or --streaming; the items of a list that differ stay different. Scrambling
+    again into --out adds the new types and keeps the configs it held (--replace starts over).
 
     Examples:
 
@@ -74,7 +77,7 @@ def scramble(
     if harness_of(source) is not None:
         _scramble_harness_task(
             source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming,
-            id_column, sample_rate, include_path, custom_tasks, demos, private,
+            id_column, sample_rate, include_path, custom_tasks, demos, private, replace,
         )  # fmt: skip
         return
     for name, value in (
@@ -90,19 +93,22 @@ def scramble(
         source, columns=split_names(columns) or [], types=split_names(types),
         recipe=recipe.value if recipe is not None else None, out=out, push=push, private=private,
         splits=split_names(split), config=config, revision=revision, seed=seed, num_proc=num_proc,
-        streaming=streaming, id_column=id_column, sample_rate=sample_rate,
+        streaming=streaming, id_column=id_column, sample_rate=sample_rate, replace=replace,
     )  # fmt: skip
     counts = "; ".join(
         f"{config_name}: " + ", ".join(f"{name} {rows}" for name, rows in per_split.items())
         for config_name, per_split in result.rows.items()
     )
     where = " and ".join(str(place) for place in (result.out, result.url) if place is not None)
-    typer.echo(f"scrambled {source} into {where} (rows per config and split: {counts})")
+    kept = f"; kept {', '.join(result.kept)} from the previous output" if result.kept else ""
+    typer.echo(
+        f"scrambled {source} into {where} (rows per config and split: {counts}; {result.unchanged_summary()}){kept}"
+    )
 
 
 def _scramble_harness_task(
     source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming, id_column,
-    sample_rate, include_path, custom_tasks, demos, private,
+    sample_rate, include_path, custom_tasks, demos, private, replace,
 ) -> None:  # fmt: skip
     """``scramble HARNESS:TASK``: the dataset options a task's own config sets are refused, not ignored."""
     from scrambled_bench.integrations.scramble import scramble_harness_task
@@ -121,10 +127,12 @@ def _scramble_harness_task(
         source, columns=split_names(columns) or [], types=split_names(types), out=out,
         task_sources={"--include-path": include_path, "--custom-tasks": custom_tasks},
         demos=demos.value if demos is not None else None, seed=seed, num_proc=num_proc, push=push,
-        private=private,
+        private=private, replace=replace,
     )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     tasks = ", ".join(result.tasks)
     pushed = f" and {result.hub[0]}@{result.hub[1]}" if result.hub is not None else ""
     typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}; run: {result.run_hint}")
+    for task, summary in result.unchanged.items():
+        typer.echo(f"{task}: {summary}")

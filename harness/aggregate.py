@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scrambled_bench.metrics.chance import chance_level
+
 
 @dataclass(frozen=True)
 class Bootstrap:
@@ -102,6 +104,11 @@ def gain_score(
     Where the module says RPG is undefined, ``value`` is None and ``undefined`` says why; the formula's
     value, where one exists, is kept as ``formula`` (the module's ``relative_performance_gain_undefined``
     and ``relative_performance_gain_formula``, less the prefix, as every part of a score's entry).
+
+    Where every sample's number of choices is known (``choices``, a list, or ``n_choices``), the entry also
+    holds the ``chance`` level and the original accuracy's interval ``original_accuracy_ci`` (the module's
+    accuracy interval at the run's level, over the same samples), from which
+    :func:`scrambled_bench.metrics.chance.chance_note` says whether RPG means anything.
     """
     common = [s for s in samples if s["id"] in original and s["id"] in substituted]
     if not common:
@@ -120,6 +127,15 @@ def gain_score(
         "original_accuracy": fraction(scores["original_accuracy"]),
         "substituted_accuracy": fraction(scores["substituted_accuracy"]),
     }
+    chance = chance_level([_choice_count(s) for s in common])
+    if chance is not None:
+        anchor = metric("relative_performance_gain").compute(
+            predictions=_letters([original[s["id"]] for s in common]),
+            references=[s["answer"] for s in common],
+            confidence_level=boot.confidence_level,
+        )
+        result["chance"] = chance
+        result["original_accuracy_ci"] = interval(anchor["accuracy_ci"])
     if scores[name] is None:
         result["ci"] = None
         result.pop("ci_method", None)
@@ -128,6 +144,11 @@ def gain_score(
         if scores.get(f"{name}_formula") is not None:
             result["formula"] = fraction(scores[f"{name}_formula"])
     return result
+
+
+def _choice_count(sample: Mapping[str, Any]) -> int | None:
+    choices = sample.get("choices")
+    return len(choices) if isinstance(choices, list) else sample.get("n_choices")
 
 
 def recovery_scores(samples: Sequence[Mapping[str, Any]], boot: Bootstrap) -> dict[str, Any]:

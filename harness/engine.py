@@ -5,6 +5,10 @@ Resumption is by key: a request whose key is already in the run's ``samples.json
 rerunning the same command after a crash (even ``kill -9``) sends only what is missing. Failures that
 survive all retries are written to ``errors.jsonl`` and sent again on the next resume; they never abort
 the run, and never count as an (empty) answer.
+
+A dead endpoint ends the run early: when no request has succeeded for ``dead_after`` seconds and the latest
+attempts all failed to connect, the run stops at once (what was answered is written, the rest is left for
+the resume) instead of spending every pending request's retries on it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import asyncio
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +47,9 @@ class EngineSettings:
     #: the longest Retry-After honoured; a server asking for more (a spent daily quota, say) would hold a
     #: slot for that long, so the request is recorded as failed instead and sent again on the next resume
     max_retry_after: float = 300.0
+    #: seconds without a single success, the latest attempts all failing to connect, after which the
+    #: endpoint is taken for dead and the run stops (0: never); timeouts and HTTP errors never count
+    dead_after: float = 60.0
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -55,6 +62,8 @@ class EngineSettings:
             raise ScrambledBenchError(f"--request-timeout must be positive, got {self.request_timeout}")
         if self.max_retry_after < 0:
             raise ScrambledBenchError(f"--max-retry-after must be 0 or more, got {self.max_retry_after}")
+        if self.dead_after < 0:
+            raise ScrambledBenchError(f"--dead-after must be 0 or more, got {self.dead_after}")
 
 
 @dataclass
@@ -72,6 +81,8 @@ class EngineStats:
     wall_seconds: float = 0.0
     #: distinct backend fingerprints seen in replies (e.g. OpenAI ``system_fingerprint``), for config.json
     fingerprints: list[str] = field(default_factory=list)
+    #: why the run stopped before every request was tried (the endpoint went away); None when it did not
+    stopped: str | None = None
 
 
 def backoff_delay(
@@ -155,15 +166,22 @@ def unique_requests(requests: Sequence[GenerationRequest], model: str) -> dict[s
     return unique
 
 
-def sample_record(key: str, model: str, request: GenerationRequest, generation: Generation) -> dict[str, Any]:
-    """The ``samples.jsonl`` record of one answer, before the task's own fields (prediction, score...).
+def sample_record(
+    key: str,
+    model: str,
+    request: GenerationRequest,
+    generation: Generation,
+    endpoint: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``samples.jsonl`` record of one answer, before the task's own fields (prediction, score...): with
+    the ``endpoint`` that gave it where one is given, and the reply's ``system_fingerprint`` where it had one.
 
     >>> request = GenerationRequest("Recover: Teh cat", chat=True, meta={"id": 7, "config": "rs50"})
-    >>> record = sample_record("k1", "m", request, Generation("The cat", 5, 2, "stop"))
-    >>> [record[f] for f in ("key", "id", "config", "output", "prompt_tokens", "finish_reason")]
-    ['k1', 7, 'rs50', 'The cat', 5, 'stop']
+    >>> record = sample_record("k1", "m", request, Generation("The cat", 5, 2, "stop"), {"backend": "b"})
+    >>> [record[f] for f in ("key", "id", "config", "output", "prompt_tokens", "finish_reason", "endpoint")]
+    ['k1', 7, 'rs50', 'The cat', 5, 'stop', {'backend': 'b'}]
     """
-    return {
+    record = {
         "key": key,
         "model": model,
         **request.meta,
@@ -175,6 +193,65 @@ def sample_record(key: str, model: str, request: GenerationRequest, generation: 
         "completion_tokens": generation.completion_tokens,
         "finish_reason": generation.finish_reason,
     }
+    if endpoint is not None:
+        record["endpoint"] = dict(endpoint)
+    if generation.fingerprint:
+        record["system_fingerprint"] = generation.fingerprint
+    return record
+
+
+class EndpointWatch:
+    """Tells a dead endpoint from a faulty one: dead when no request has succeeded for ``dead_after``
+    seconds and the latest ``streak`` attempts (at least as many as are in flight, and two) all failed to
+    connect. An answer of any kind (an HTTP error too) or a timeout breaks the streak: a server that
+    answers, however badly, or that is slow, is not dead, and its faults go to the retries.
+
+    >>> clock = iter([0.0, 5.0, 61.0]).__next__
+    >>> watch = EndpointWatch(60.0, in_flight=1, clock=clock)
+    >>> for _ in range(2): watch.failed(BackendError("connection failed (refused)", retryable=True, connection=True))
+    >>> watch.verdict() is None, watch.verdict()
+    (True, 'no request has succeeded for 61 s and the last 2 attempts could not connect (connection failed (refused))')
+    """
+
+    def __init__(self, dead_after: float, *, in_flight: int, clock: Callable[[], float] = time.monotonic):
+        self.dead_after = dead_after
+        self.needed = max(2, in_flight)
+        self._clock = clock
+        self._last_success = clock()
+        self._streak = 0
+        self._last_error = ""
+
+    def succeeded(self) -> None:
+        self._last_success = self._clock()
+        self._streak = 0
+
+    def failed(self, error: BaseException) -> None:
+        if isinstance(error, BackendError) and error.connection:
+            self._streak += 1
+            self._last_error = str(error)
+        else:
+            self._streak = 0
+
+    def verdict(self) -> str | None:
+        """Why the endpoint is taken for dead, or None while it is not."""
+        if not self.dead_after or self._streak < self.needed:
+            return None
+        silent = self._clock() - self._last_success
+        if silent < self.dead_after:
+            return None
+        return (
+            f"no request has succeeded for {silent:.0f} s and the last {self._streak} attempts could not "
+            f"connect ({self._last_error})"
+        )
+
+    async def wait_dead(self) -> str:
+        """Return the verdict once there is one (looked at every second, or sooner for a short time)."""
+        step = min(1.0, self.dead_after / 4)
+        while True:
+            await asyncio.sleep(step)
+            verdict = self.verdict()
+            if verdict is not None:
+                return verdict
 
 
 #: ``asyncio.timeout`` (Python 3.11+), which times a request out in its own task; None before 3.11
@@ -362,6 +439,7 @@ async def run_requests(
     *,
     on_result: Callable[[GenerationRequest, Generation], dict[str, Any]] | None = None,
     progress: bool = True,
+    endpoint: Mapping[str, Any] | None = None,
 ) -> EngineStats:
     """Send every request not yet in ``store`` to ``backend`` and persist each answer as it arrives.
 
@@ -369,7 +447,11 @@ async def run_requests(
     exponential backoff and full jitter (honouring Retry-After) up to ``settings.max_retries`` times; a
     request that still fails, or fails in a way retrying cannot fix, goes to ``errors.jsonl`` and the run
     goes on. ``on_result(request, generation)`` adds the task's fields (parsed prediction, score) to the
-    record before it is written.
+    record before it is written, and each record names the ``endpoint`` that answered (where given).
+
+    An endpoint that stays unreachable (:class:`EndpointWatch`, ``settings.dead_after``) stops the run: the
+    requests still pending are left unsent, ``stats.stopped`` says why, and every answer that arrived is
+    written before this returns.
 
     >>> import asyncio, tempfile
     >>> from scrambled_bench.harness.backends.base import Backend, Generation, GenerationRequest
@@ -407,8 +489,10 @@ async def run_requests(
     bar = _Progress(progress, len(pending), f"{backend.kind or 'backend'}:{backend.model}")
     bar.update(stats)
 
+    watch = EndpointWatch(settings.dead_after, in_flight=in_flight)
+
     def build_record(key: str, request: GenerationRequest, generation: Generation) -> dict[str, Any]:
-        record = sample_record(key, backend.model, request, generation)
+        record = sample_record(key, backend.model, request, generation, endpoint)
         if on_result is not None:
             record.update(on_result(request, generation))
         return record
@@ -453,9 +537,11 @@ async def run_requests(
             try:
                 generation = await attempt_once(request)
             except ContextTooLongError as exc:
+                watch.failed(exc)
                 await record_failure(key, request, "context_too_long", str(exc), attempt + 1)
                 return
             except BackendError as exc:
+                watch.failed(exc)
                 if (
                     exc.retryable
                     and exc.retry_after is not None
@@ -486,9 +572,11 @@ async def run_requests(
             except ScrambledBenchError:
                 raise  # the run cannot go on (e.g. the model failed to load): one line for the user
             except Exception as exc:  # noqa: BLE001 - a backend bug must cost one sample, not the whole run
+                watch.failed(exc)
                 message = redact(one_line(f"{exc.__class__.__name__}: {exc}"))
                 await record_failure(key, request, "unexpected_error", message, attempt + 1)
                 return
+            watch.succeeded()
             committer.submit(key, request, generation, functools.partial(written, generation))
             return
 
@@ -509,16 +597,31 @@ async def run_requests(
             await send(key, request)
 
     workers = [asyncio.create_task(worker()) for _ in range(in_flight)]
-    try:
-        # the first worker to raise (a ScrambledBenchError, or the committer's failure: a full disk, a bug in
-        # on_result) stops the others
-        await asyncio.gather(*workers)
-    except BaseException:
+    all_sent = asyncio.gather(*workers)
+
+    async def stop() -> None:
         for task in workers:
             task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        # the gathering future too: its outcome (the cancellation) is retrieved, so asyncio does not log it
+        await asyncio.gather(*workers, all_sent, return_exceptions=True)
+
+    dead = asyncio.create_task(watch.wait_dead()) if settings.dead_after else None
+    try:
+        # the first worker to raise (a ScrambledBenchError, or the committer's failure: a full disk, a bug in
+        # on_result) stops the others; so does a dead endpoint, without an error: the run is incomplete
+        await asyncio.wait([all_sent, *([dead] if dead else [])], return_when=asyncio.FIRST_COMPLETED)
+        if all_sent.done():
+            all_sent.result()
+        elif dead is not None:
+            stats.stopped = dead.result()
+            await stop()
+    except BaseException:
+        await stop()
         raise
     finally:
+        if dead is not None:
+            dead.cancel()
+            await asyncio.gather(dead, return_exceptions=True)
         try:
             await committer.close()
         finally:

@@ -18,6 +18,7 @@ Any backend option goes in ``RunSettings.backend_options``, checked by that back
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,12 +250,16 @@ async def execute_run(
     progress: bool = True,
     announce: Callable[[], None] | None = None,
     share: bool = True,
+    replicas: bool = False,
 ) -> dict[str, Any]:
     """Health-check, write config.json, send what is missing, write results.json; return the results.
 
-    With ``share``, a request already answered in another run folder beside ``run_dir`` (the same model,
-    prompt and decoding: the same key) is taken from there instead of being sent again. ``announce()`` is
-    called once the endpoint answered, before anything is sent."""
+    An answer is reused only where this endpoint gave it (the backend's ``endpoint_of`` its health check),
+    or, with ``replicas``, where any endpoint did (the run says they serve the same weights); the run
+    folder holding answers of another endpoint is a one-line error. With ``share``, a request already
+    answered in another run folder beside ``run_dir`` (the same model, prompt and decoding: the same key)
+    by an endpoint so accepted is taken from there instead of being sent again. ``announce()`` is called
+    once the endpoint answered, before anything is sent."""
     from scrambled_bench.harness.engine import run_requests
     from scrambled_bench.harness.results import (
         CONFIG_FILE,
@@ -269,20 +274,36 @@ async def execute_run(
         write_jsonl,
     )
     from scrambled_bench.harness.settings import scrub
-    from scrambled_bench.harness.store import RunStore, shared_records
+    from scrambled_bench.harness.store import (
+        ENDPOINT,
+        Reuse,
+        RunStore,
+        answers_by_endpoint,
+        legacy_endpoint,
+        shared_records,
+    )
     from scrambled_bench.harness.tasks import result_hook
 
     settings = plan.settings
-    fingerprint = await backend.health_check()
+    fingerprint = scrub(await backend.health_check())
+    endpoint = backend.endpoint_of(fingerprint)
+    reuse = Reuse(endpoint, replicas=replicas)
     identity = plan.identity(backend.model)
     store = RunStore(run_dir)
-    if announce is not None:
-        announce()
     try:
-        # a request answered in another run folder (the same model, prompt and decoding: the same key) is
-        # not sent again: a run with another limit, reader or data path picks up what was already paid for
+        # read before config.json is written again: whose are the answers stored before records named theirs
+        legacy = legacy_endpoint(run_dir)
         needed = {request.key(backend.model) for request in plan.all_requests}
-        adopted = store.adopt(shared_records(run_dir, needed)) if share else 0
+        _refuse_foreign_answers(run_dir, store.completed(), needed, reuse, legacy)
+        if announce is not None:
+            announce()
+        # loaded now, not once the answers are in: loading takes seconds (`evaluate` imports torch where it
+        # is installed), and a run stopped early (a dead endpoint) is to write its results and exit at once
+        await asyncio.to_thread(_load_metric_modules)
+        # a request answered in another run folder (the same model, prompt and decoding: the same key) by this
+        # endpoint is not sent again: a run with another limit, reader or data path picks up what was paid for
+        shared = shared_records(run_dir, needed, reuse) if share else []
+        adopted = store.adopt(shared)
         run_config = {
             **environment_info(),
             "backend": backend.kind,
@@ -295,7 +316,12 @@ async def execute_run(
             "selection": plan.selection(),
             "engine": scrub(vars(engine_settings)),
             "dataset": plan.data.describe(),
-            "fingerprint": scrub(fingerprint),
+            "fingerprint": fingerprint,
+            # who answers this run's requests; the records stored before records named their endpoint are
+            # taken as `legacy_endpoint`'s (see harness/store.py)
+            ENDPOINT: endpoint,
+            "legacy_endpoint": legacy,
+            "replicas": replicas,
             # the HTTP transport sent with: "httpx" means the slow fallback (warned about on stderr)
             "transport": backend.transport,
             "configs": [config.name for config in plan.configs],
@@ -308,13 +334,15 @@ async def execute_run(
             engine_settings,
             on_result=result_hook(settings.parser),
             progress=progress,
+            endpoint=endpoint,
         )
         if stats.fingerprints:
             # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
-            run_config["fingerprint"] = {**scrub(fingerprint), "reply_fingerprints": stats.fingerprints}
+            run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
             write_json(run_dir / CONFIG_FILE, run_config)
+        completed = store.completed()
         collected = collect_samples(
-            plan.requests, store.completed(), store.errors(), backend.model, reader=settings.parser
+            plan.requests, completed, store.errors(), backend.model, reader=settings.parser
         )
         configs = compute_results(
             collected,
@@ -322,14 +350,24 @@ async def execute_run(
             n_resamples=settings.n_resamples,
             seed=settings.seed,
         )
+        adopted_from = Counter(record["adopted_from"] for record in shared)
         engine_summary = {
             "sent": stats.total - stats.skipped_existing,
             "reused": stats.skipped_existing,
+            # where the reused answers came from: this folder (answers it held), or the folders beside it
+            # (answers taken from them now); a count per folder
+            "reused_from": {
+                str(run_dir): stats.skipped_existing - adopted,
+                **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
+            },
             "succeeded": stats.succeeded,
             "failed": stats.failed,
             "retries": stats.retries,
             "wall_seconds": round(stats.wall_seconds, 3),
             "adopted": adopted,
+            "stopped": stats.stopped,
+            # every endpoint that gave the answers the results rest on
+            "endpoints": answers_by_endpoint(completed, needed, legacy),
             "store_warnings": list(store.warnings),
         }
         document = results_document(
@@ -340,6 +378,38 @@ async def execute_run(
         return document
     finally:
         store.close()
+
+
+def _load_metric_modules() -> None:
+    """Load the metric modules the results are computed with (once per process)."""
+    from scrambled_bench.harness.aggregate import metric
+    from scrambled_bench.metrics import METRIC_NAMES
+
+    for name in METRIC_NAMES:
+        metric(name)
+
+
+def _refuse_foreign_answers(
+    run_dir: Path,
+    completed: dict[str, dict[str, Any]],
+    needed: set[str],
+    reuse: Any,
+    legacy: dict[str, Any] | None,
+) -> None:
+    """A one-line error where the run folder holds answers to this run's requests that another endpoint
+    gave: they are never taken as this endpoint's unless the run says the endpoints are replicas."""
+    from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.harness.store import endpoint_text, foreign_answers
+
+    foreign = foreign_answers(completed, needed, reuse, legacy)
+    if not foreign:
+        return
+    listed = "; ".join(f"{count} from {name}" for name, count in foreign.most_common(3))
+    raise ScrambledBenchError(
+        f"{run_dir} holds answers of another endpoint ({listed}), not of this one "
+        f"({endpoint_text(reuse.endpoint)}): give another --run-dir, or --replicas if both serve the "
+        "same weights"
+    )
 
 
 @dataclass(frozen=True)
@@ -369,6 +439,7 @@ def evaluate_model(
     on_start: Callable[[RunPlan, Path], None] | None = None,
     dry_run: Callable[[DryRun], None] | None = None,
     tokenizer: str | None = None,
+    replicas: bool = False,
 ) -> dict[str, Any] | None:
     """Evaluate a model as ``scrambled-bench run`` does and return the results document (results.json).
 
@@ -380,7 +451,9 @@ def evaluate_model(
     anything (a caller that is interrupted then knows where the answers are saved); ``on_start(plan,
     folder)`` once the backend answered, before anything is sent. With ``dry_run``, nothing is sent: what
     the run would send is counted (by ``tokenizer`` where given) and handed to ``dry_run``, and the return
-    is None.
+    is None. Answers are reused only where this endpoint gave them, or with ``replicas`` (the endpoints
+    serve the same weights) where any did (:func:`execute_run`). Without ``progress``, transformers' and the
+    Hub's progress bars and warnings are silenced too.
 
     >>> evaluate_model(tokenizer="tok.gguf")
     Traceback (most recent call last):
@@ -388,6 +461,7 @@ def evaluate_model(
     scrambled_bench.errors.ScrambledBenchError: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)
     """
     from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.quiet import quiet_libraries
 
     if tokenizer is not None and dry_run is None:
         raise ScrambledBenchError(
@@ -396,7 +470,8 @@ def evaluate_model(
     settings = settings or RunSettings()
     engine = engine or EngineSettings()
     folder = Path(run_dir) if run_dir is not None else None
-    plan = plan_run(settings, announce=announce, build_progress=build_progress)
+    with quiet_libraries(not progress):  # building or loading the data
+        plan = plan_run(settings, announce=announce, build_progress=build_progress)
     backend = create_run_backend(settings, engine)
 
     async def go() -> dict[str, Any] | None:
@@ -416,12 +491,14 @@ def evaluate_model(
                 progress=progress,
                 # runs in the default folders share answers; a folder of the caller's own choosing stays apart
                 share=folder is None,
+                replicas=replicas,
                 announce=(lambda: on_start(plan, resolved)) if on_start is not None else None,
             )
         finally:
             await backend.aclose()
 
-    return asyncio.run(go())
+    with quiet_libraries(not progress):  # loading the model, generating
+        return asyncio.run(go())
 
 
 async def _count_dry_run(plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None) -> DryRun:

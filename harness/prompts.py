@@ -192,7 +192,9 @@ def scrambled_scrrec_exemplars(seed: int) -> list[str]:
     from scrambled_bench.builder.scrambler import scramble
 
     return [
-        scramble(sentence, SCRREC_EXEMPLAR_TYPE, seed=seed, sample_id=f"scrrec-exemplar-{index}")
+        scramble(
+            sentence, SCRREC_EXEMPLAR_TYPE, seed=seed, sample_id=f"scrrec-exemplar-{index}", place="original"
+        )
         for index, sentence in enumerate(SCRREC_EXEMPLARS)
     ]
 
@@ -211,6 +213,13 @@ def scrambled_aqua_exemplar_questions(exemplar_rate: int, seed: int) -> list[str
     from scrambled_bench.builder.scrambler import scramble
 
     return [
-        scramble(exemplar["question"], scramble_type, seed=seed, sample_id=f"aqua-exemplar-{index}")
+        # at the place of a built row's scrambled text (an AQuA row's `original` is its question)
+        scramble(
+            exemplar["question"],
+            scramble_type,
+            seed=seed,
+            sample_id=f"aqua-exemplar-{index}",
+            place="original",
+        )
         for index, exemplar in enumerate(AQUA_EXEMPLARS)
     ]

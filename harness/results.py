@@ -38,7 +38,16 @@ SCORE_FIELDS = ("prediction", "correct", "unparsed", "edit_distance", "scrambled
 RESULTS_SCHEMA = 2
 """2: scores in "%" units (Acc, RPG, RR) are fractions, as the metric modules return them (1: percent)."""
 PERCENT, FRACTION = "percent", "fraction"
-SCORE_PARTS = ("value", "ci", "original_accuracy", "substituted_accuracy", "formula", "ratio_as_defined")
+SCORE_PARTS = (
+    "value",
+    "ci",
+    "original_accuracy",
+    "original_accuracy_ci",
+    "substituted_accuracy",
+    "chance",
+    "formula",
+    "ratio_as_defined",
+)
 """The numbers in a score's entry that are in the metric's unit (``ratio_as_defined``: ``formula``'s name
 in results files written before the module's vocabulary was used throughout)."""
 

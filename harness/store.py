@@ -14,6 +14,13 @@ stops two processes from appending to the same run at once (the kernel drops it 
 
 Methods are thread-safe, so the engine can write from a worker thread (an ``fsync`` takes milliseconds
 and must not stall the event loop) and commit several records with one ``fsync`` (:meth:`append_many`).
+
+**Whose answer.** A key hashes the request (model, prompt, chat, decoding), not who answered it. Every
+record names the endpoint that gave it (``endpoint``: what the backend's ``endpoint_of`` reads from its
+health check, e.g. the URL and the model's id, or TGI's model sha), and an answer is reused, from the run
+folder or from another one beside it, only for that endpoint (:class:`Reuse`); replicas of one model's
+weights share answers only when the run says so. Records written before records named their endpoint
+(:func:`legacy_endpoint`) are taken as the endpoint their folder's config.json named, as far as it named one.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +40,9 @@ from scrambled_bench.io import atomic_write_text, creation_mode, lock_folder
 SAMPLES_FILE = "samples.jsonl"
 ERRORS_FILE = "errors.jsonl"
 LOCK_FILE = ".lock"
+CONFIG_FILE = "config.json"
+ENDPOINT = "endpoint"
+"""The field of a record (and of config.json) that names the endpoint that answered."""
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
@@ -156,8 +169,8 @@ class RunStore:
 
     def adopt(self, records: list[dict[str, Any]]) -> int:
         """Add answers found in other run folders (:func:`shared_records`); returns how many were added. A
-        key hashes the model, prompt and decoding settings, so a record with the same key is the answer to
-        this very request, wherever it was sent from."""
+        key hashes the model, prompt and decoding settings, so a record with the same key answers this very
+        request; :func:`shared_records` picks only those of the endpoints the run accepts."""
         return sum(self.append_many(records)) if records else 0
 
     def record_error(self, key: str, *, error_type: str, message: str, **fields: Any) -> None:
@@ -263,9 +276,100 @@ class RunStore:
         return latest
 
 
-def shared_records(run_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
-    """Records for ``keys`` that the other run folders beside ``run_dir`` already hold (the first found of
-    each), for :meth:`RunStore.adopt`; a folder being written by another process is read as far as it is
+def read_config(folder: Path) -> dict[str, Any]:
+    """A run folder's config.json, or ``{}`` where it is missing or unreadable (a folder read only for its
+    answers must not stop a run)."""
+    try:
+        config = json.loads((Path(folder) / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def legacy_endpoint(folder: Path, config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The endpoint of the records ``folder`` holds from before records named theirs: what config.json
+    says. One written since says it outright (``legacy_endpoint``, carried from run to run); an older one is
+    read for it: its backend's fields of the health check it recorded (``fingerprint``), which may be fewer
+    than a health check gives now (no model root, say). None where config.json cannot tell.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "config.json").write_text(json.dumps({"fingerprint": {
+    ...     "backend": "openai", "base_url": "http://h:8080/v1", "model": "m", "served_models": ["m"]}}))
+    >>> legacy_endpoint(folder)
+    {'backend': 'openai', 'base_url': 'http://h:8080/v1', 'model': 'm'}
+    """
+    from scrambled_bench.harness.backends import BACKENDS
+
+    config = read_config(folder) if config is None else config
+    if ENDPOINT in config:  # written since records name their endpoint
+        stated = config.get("legacy_endpoint")
+        return dict(stated) if isinstance(stated, Mapping) else None
+    fingerprint = config.get("fingerprint")
+    if not isinstance(fingerprint, Mapping) or fingerprint.get("backend") not in BACKENDS:
+        return None
+    return BACKENDS[fingerprint["backend"]].endpoint_of(fingerprint) or None
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Which stored answers a run takes as its own: those its ``endpoint`` gave, or, for ``replicas`` (the
+    run says every endpoint serving its model serves the same weights), any endpoint's.
+
+    A record written before records named their endpoint is taken as the endpoint its folder's config.json
+    named (``legacy``, see :func:`legacy_endpoint`) where that agrees with this endpoint on everything it
+    names; a folder that named none gives none of them.
+
+    >>> reuse = Reuse({"backend": "openai", "base_url": "http://a/v1", "model": "m"})
+    >>> reuse.accepts({"endpoint": {"backend": "openai", "base_url": "http://b/v1", "model": "m"}})
+    False
+    >>> reuse.accepts({"key": "k"}, legacy={"backend": "openai", "base_url": "http://a/v1"}), reuse.accepts({"key": "k"})
+    (True, False)
+    """
+
+    endpoint: Mapping[str, Any]
+    replicas: bool = False
+
+    def answered_by(
+        self, record: Mapping[str, Any], legacy: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The endpoint that gave ``record`` (``{}``: unknown, a record of before endpoints were recorded,
+        in a folder whose config.json names none)."""
+        if ENDPOINT in record:
+            return dict(record[ENDPOINT] or {})
+        return dict(legacy or {})
+
+    def accepts(self, record: Mapping[str, Any], legacy: Mapping[str, Any] | None = None) -> bool:
+        if self.replicas:
+            return True
+        if ENDPOINT in record:
+            return dict(record[ENDPOINT] or {}) == dict(self.endpoint)
+        return bool(legacy) and all(self.endpoint.get(name) == value for name, value in legacy.items())
+
+
+def endpoint_text(endpoint: Mapping[str, Any]) -> str:
+    """An endpoint in a line: its fields' values, the backend first.
+
+    >>> endpoint_text({"backend": "tgi", "base_url": "http://h:8080", "model_sha": "abc"})
+    'tgi http://h:8080 model_sha=abc'
+    >>> endpoint_text({})
+    'an endpoint not recorded'
+    """
+    if not endpoint:
+        return "an endpoint not recorded"
+    named = {"backend", "base_url", "model"}
+    parts = [str(endpoint[name]) for name in ("backend", "base_url") if endpoint.get(name) is not None]
+    if endpoint.get("model") is not None:
+        parts.append(f"model {endpoint['model']}")
+    parts += [f"{name}={value}" for name, value in endpoint.items() if name not in named]
+    return " ".join(parts)
+
+
+def shared_records(run_dir: Path, keys: set[str], reuse: Reuse) -> list[dict[str, Any]]:
+    """Records for ``keys`` that the other run folders beside ``run_dir`` already hold from an endpoint
+    ``reuse`` accepts (the first found of each), for :meth:`RunStore.adopt`; each says the folder it came
+    from (``adopted_from``) and the endpoint that gave it (a record of before endpoints were recorded: the
+    one its folder's config.json named). A folder being written by another process is read as far as it is
     whole."""
     run_dir = Path(run_dir)
     found: dict[str, dict[str, Any]] = {}
@@ -284,9 +388,64 @@ def shared_records(run_dir: Path, keys: set[str]) -> list[dict[str, Any]]:
             records, _ = parse_lines(samples.read_bytes())
         except OSError:
             continue
+        legacy = legacy_endpoint(folder)
         for record in records:
             key = record["key"]
-            if key in wanted and key not in found:
-                found[key] = {**record, "adopted_from": folder.name}
+            if key in wanted and key not in found and reuse.accepts(record, legacy):
+                found[key] = {
+                    **record,
+                    ENDPOINT: reuse.answered_by(record, legacy),
+                    "adopted_from": folder.name,
+                }
         wanted -= set(found)
     return list(found.values())
+
+
+def foreign_answers(
+    records: Mapping[str, Mapping[str, Any]], keys: set[str], reuse: Reuse, legacy: Mapping[str, Any] | None
+) -> Counter[str]:
+    """How many of the answers to ``keys`` in a run folder's ``records`` came from endpoints ``reuse``
+    does not accept, by endpoint (as :func:`endpoint_text` writes it)."""
+    return Counter(
+        endpoint_text(reuse.answered_by(record, legacy))
+        for key, record in records.items()
+        if key in keys and not reuse.accepts(record, legacy)
+    )
+
+
+def answers_by_endpoint(
+    records: Mapping[str, Mapping[str, Any]], keys: set[str], legacy: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
+    """Every endpoint that gave the answers to ``keys`` in ``records``: the endpoint, how many answers,
+    the ``system_fingerprint`` values its replies carried (with their counts), and the run folders the
+    answers were taken from. Most answers first.
+
+    >>> records = {"a": {"endpoint": {"backend": "openai", "base_url": "http://a/v1"}, "system_fingerprint": "fp1"},
+    ...            "b": {"endpoint": {"backend": "openai", "base_url": "http://b/v1"}, "adopted_from": "run-b"}}
+    >>> [(e["endpoint"]["base_url"], e["answers"], e["system_fingerprints"], e["adopted_from"]) for e in answers_by_endpoint(records, {"a", "b"}, None)]
+    [('http://a/v1', 1, {'fp1': 1}, {}), ('http://b/v1', 1, {}, {'run-b': 1})]
+    """
+    reader = Reuse({})
+    groups: dict[str, dict[str, Any]] = {}
+    for key, record in records.items():
+        if key not in keys:
+            continue
+        endpoint = reader.answered_by(record, legacy)
+        entry = groups.setdefault(
+            json.dumps(endpoint, sort_keys=True, default=str),
+            {"endpoint": endpoint, "answers": 0, "system_fingerprints": Counter(), "adopted_from": Counter()},
+        )
+        entry["answers"] += 1
+        if record.get("system_fingerprint"):
+            entry["system_fingerprints"][str(record["system_fingerprint"])] += 1
+        if record.get("adopted_from"):
+            entry["adopted_from"][str(record["adopted_from"])] += 1
+    listed = sorted(groups.values(), key=lambda entry: -entry["answers"])
+    return [
+        {
+            **entry,
+            "system_fingerprints": dict(entry["system_fingerprints"]),
+            "adopted_from": dict(entry["adopted_from"]),
+        }
+        for entry in listed
+    ]

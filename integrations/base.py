@@ -199,13 +199,26 @@ class ScrambleRequest:
     push: str | None = None
     private: bool = False
     api: Any | None = None
+    replace: bool = False
+    previous_types: tuple[str, ...] = ()
+    """The types a previous output in ``out`` holds, which this one keeps and grows (empty: none, or
+    ``--replace``)."""
+
+    @property
+    def all_types(self) -> tuple[str, ...]:
+        """The types the output holds once written: the previous output's, then those asked for.
+
+        >>> ScrambleRequest("s", "t", ("q",), ("kfl",), Path("o"), previous_types=("sub", "kfl")).all_types
+        ('sub', 'kfl')
+        """
+        return tuple(dict.fromkeys([*self.previous_types, *self.types]))
 
 
 @dataclass(frozen=True)
 class WrittenVariants:
     """What ``scramble HARNESS:SPEC`` wrote: the folder, rows per task (config and split) where data was
-    written, notes to tell the user, the Hub dataset pushed (repository, commit) and the command that runs
-    the comparison."""
+    written, notes to tell the user, the Hub dataset pushed (repository, commit), the command that runs
+    the comparison and, per task where data was written, the texts each type left unchanged, in words."""
 
     out: Path
     harness: str
@@ -214,6 +227,7 @@ class WrittenVariants:
     rows: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     hub: tuple[str, str] | None = None
+    unchanged: dict[str, str] = field(default_factory=dict)
 
 
 class Harness(ABC):

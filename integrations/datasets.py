@@ -30,10 +30,10 @@ from typing import Any
 from scrambled_bench.builder.build import swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.scramble import (
-    MANIFEST_KIND,
     LoadedSource,
     Variant,
     check_columns,
+    is_scramble_output,
     row_keys,
     scramble_batch,
     scramble_dataset,
@@ -41,6 +41,7 @@ from scrambled_bench.builder.scramble import (
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import require_token
 from scrambled_bench.integrations.base import CanonicalTask, Harness, ScrambleRequest, WrittenVariants
+from scrambled_bench.integrations.outputs import manifest_head
 
 DEMOS = ("original", "scrambled")
 TARGET_CHECK_DOCS = 20
@@ -126,6 +127,10 @@ class DatasetTask(CanonicalTask):
     ) -> None:
         """A one-line error where scrambling ``columns`` would change the task's target."""
 
+    def check_template_columns(self, dataset: Any) -> None:
+        """A one-line error where the task reads a column its documents do not have (its harness would fail
+        on every document, so no variant is written); nothing to check by default."""
+
 
 @dataclass(frozen=True)
 class HubData:
@@ -198,8 +203,6 @@ class DatasetHarness(Harness):
         return LoadedSource({split: loaded[split] for split in task.splits}, description)
 
     def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
-        from scrambled_bench import __version__
-
         demos = request.demos or "original"
         if demos not in DEMOS:
             raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
@@ -224,12 +227,16 @@ class DatasetHarness(Harness):
                 task.refuse_target_columns(  # type: ignore[attr-defined]
                     loaded[task.name].splits[split], list(request.columns), variants, request.seed
                 )
+                task.check_template_columns(loaded[task.name].splits[split])  # type: ignore[attr-defined]
         out = request.out
         tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
         rows: dict[str, dict[str, dict[str, int]]] = {}
         notes: list[str] = []
+        unchanged: dict[str, str] = {}
         try:
             for task in tasks:
+                if request.previous_types and is_scramble_output(out / task.folder):
+                    shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
                 splits, eval_splits = task.splits, task.eval_splits  # type: ignore[attr-defined]
                 kept = [] if demos == "scrambled" else [s for s in splits if s not in eval_splits]
                 if demos == "original" and task.demo_split in eval_splits:  # type: ignore[attr-defined]
@@ -246,6 +253,7 @@ class DatasetHarness(Harness):
                     },
                 )  # fmt: skip
                 rows[task.name] = result.rows
+                unchanged[task.name] = result.unchanged_summary()
             hub = None
             if request.push is not None:
                 hub = push_task_data(
@@ -253,14 +261,7 @@ class DatasetHarness(Harness):
                 )
             written = self.write_task_files(tmp, tasks, request, hub)
             manifest = {
-                "kind": MANIFEST_KIND,
-                "version": __version__,
-                "source": request.source,
-                "harness": self.name,
-                "tasks": [task.name for task in tasks],
-                "types": list(request.types),
-                "columns": list(request.columns),
-                "seed": request.seed,
+                **manifest_head(request, self.name, [task.name for task in tasks]),
                 "demos": demos,
                 "notes": notes,
                 "outputs": {path: {} for path in written.files},
@@ -282,6 +283,7 @@ class DatasetHarness(Harness):
             rows,
             notes,
             None if hub is None else (hub.repo_id, hub.revision),
+            unchanged,
         )
 
 

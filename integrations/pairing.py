@@ -67,11 +67,13 @@ class DocScore:
     """One document's score under one task, and its target (to check that paired documents match).
 
     ``target`` is whatever the harness logged as the gold answer (a string, an index, a list); leave it
-    out where the harness logs none.
+    out where the harness logs none. ``choices`` is the document's number of choices where it is a
+    multiple-choice document (RPG then states the chance level); None where it is not known.
     """
 
     score: float
     target: Any = NO_TARGET
+    choices: int | None = None
 
 
 Scores = Mapping[Hashable, "DocScore | float"]
@@ -208,7 +210,12 @@ def rpg(
     def as_samples(run: Mapping[Hashable, DocScore]) -> dict[Hashable, dict[str, Any]]:
         # the module scores letters: "1" against the reference "1" is right, "" (unanswered) is wrong
         return {
-            doc_id: {"id": doc_id, "prediction": "1" if doc.score else "", "answer": "1"}
+            doc_id: {
+                "id": doc_id,
+                "prediction": "1" if doc.score else "",
+                "answer": "1",
+                "n_choices": doc.choices,
+            }
             for doc_id, doc in run.items()
         }
 
@@ -341,7 +348,11 @@ def _type_order(scramble_type: str) -> Any:
 
 def _doc_scores(task: LoggedTask, metric: str) -> dict[Hashable, DocScore]:
     return {
-        doc_id: DocScore(float(document.scores[metric]), document.target)
+        doc_id: DocScore(
+            float(document.scores[metric]),
+            document.target,
+            len(document.choices) if document.choices else None,
+        )
         for doc_id, document in task.documents.items()
         if metric in document.scores
     }

@@ -17,6 +17,7 @@ from scrambled_bench.builder.scramble import is_scramble_output, variants_for
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id
 from scrambled_bench.integrations.base import ScrambleRequest, WrittenVariants
+from scrambled_bench.integrations.outputs import previous_types
 from scrambled_bench.integrations.registry import harness_of
 
 
@@ -34,12 +35,15 @@ def scramble_harness_task(
     push: str | None = None,
     private: bool = False,
     api: Any | None = None,
+    replace: bool = False,
 ) -> WrittenVariants:
     """Scramble the harness task(s) ``source`` (``NAME:SPEC``) names into ``out``: the variants its harness
     writes, all or nothing. ``task_sources`` maps ``scramble``'s options naming a harness's own task
     definitions (``--include-path``, ``--custom-tasks``) to their values; one the harness does not take is
     refused. With ``push`` (one task; harnesses whose variants read data) the task's scrambled data is also
-    uploaded to that Hub dataset; ``api`` replaces ``huggingface_hub.HfApi`` (tests).
+    uploaded to that Hub dataset; ``api`` replaces ``huggingface_hub.HfApi`` (tests). A previous output of
+    the same source and settings in ``out`` grows by the types asked for (:mod:`.outputs`); ``replace``
+    starts over.
 
     >>> scramble_harness_task("lm-eval:arc_easy", columns=["question"], types=["kfl"], out=None)
     Traceback (most recent call last):
@@ -79,6 +83,9 @@ def scramble_harness_task(
         replaceable=is_scramble_output,
         refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
     )
+    if demos is None and harness.demos:
+        demos = "original"
+    kept = previous_types(out, replace, source=source, columns=columns, seed=seed, demos=demos)
     harness.require()
     tasks = harness.resolve(spec, given)
     request = ScrambleRequest(
@@ -95,6 +102,8 @@ def scramble_harness_task(
         push=push,
         private=private,
         api=api,
+        replace=replace,
+        previous_types=kept,
     )
     return harness.write_variants(tasks, request)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.chance import chance_level
 from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER, get_reader
 
 TASKS = ("recovery", "qa")
@@ -357,6 +358,7 @@ def score_qa(
                 substituted_predictions=[substituted_rows[i]["parsed"] or "" for i in ids],
                 **bootstrap,
             )
+            gains[condition].update(_chance(gain, path, [original_rows[i] for i in ids], confidence_level))
     details = [
         {
             "file": str(path),
@@ -383,6 +385,25 @@ def score_qa(
     if gains:
         summary["relative_performance_gain"] = gains
     return summary, details
+
+
+def _chance(
+    gain: Any, path: Path, original_rows: Sequence[Mapping[str, Any]], confidence_level: float | None
+) -> dict[str, Any]:
+    """The chance level of the rows' choices and the original condition's accuracy interval over them (at
+    ``confidence_level``, 0.95 when none was asked for): what ``metrics.chance.chance_note`` marks an RPG
+    by."""
+    chance = chance_level([len(row["choices"]) for row in original_rows])
+    if chance is None:
+        return {}
+    anchor = _compute(
+        gain,
+        f"{path}: condition original",
+        predictions=[row["parsed"] or "" for row in original_rows],
+        references=[row["answer"] for row in original_rows],
+        confidence_level=confidence_level or 0.95,
+    )
+    return {"chance": chance, "original_accuracy_ci": [float(bound) for bound in anchor["accuracy_ci"]]}
 
 
 def score_files(

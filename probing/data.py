@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from scrambled_bench.builder.build import TEXT_PLACE
 from scrambled_bench.builder.scrambler import parse_type, scramble
 from scrambled_bench.builder.sources.fetch import SourceReader
 from scrambled_bench.errors import ScrambledBenchError
@@ -124,13 +125,15 @@ def probe_prompt(question: ProbeQuestion, scramble_type: str, *, seed: int) -> s
     >>> q = ProbeQuestion("dev/1-1/1", "dev", "W: Hi there.\\nM: Hello, how are you?", "Who speaks first?",
     ...                   ("The woman.", "The man.", "Nobody."), 0, "dream/dev/1-1/1")
     >>> probe_prompt(q, "rs100", seed=0).splitlines()[:3]
-    ['Dialogue:', 'W: iH rethe.', 'M: oHlel, hwo era uyo?']
+    ['Dialogue:', 'W: iH terhe.', 'M: oHlel, ohw era uyo?']
     >>> choices = "(A)The woman. (B)The man. (C)Nobody."
     >>> probe_prompt(q, "original", seed=0) == PROMPT_TEMPLATE.format(
     ...     dialogue=q.dialogue, question=q.question, choices=choices, last_letter="C")
     True
     """
-    dialogue = scramble(question.dialogue, scramble_type, seed=seed, sample_id=question.scramble_key)
+    dialogue = scramble(
+        question.dialogue, scramble_type, seed=seed, sample_id=question.scramble_key, place=TEXT_PLACE
+    )
     return dream_prompt(dialogue, question.question, question.choices)
 
 

@@ -152,7 +152,8 @@ def load_model(source: str | None = None, device: str = "auto") -> LoadedModel:
             raise ScrambledBenchError(
                 "--device cuda, but torch sees no CUDA device (use --device cpu or auto)"
             )
-    model, tokenizer, chosen = load_causal_lm(source, None if device == "auto" else device)
+    loaded = load_causal_lm(source, None if device == "auto" else device)
+    model, tokenizer = loaded.model, loaded.tokenizer
     config = model.config
     text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
     n_layers = getattr(text_config, "num_hidden_layers", None)
@@ -163,13 +164,14 @@ def load_model(source: str | None = None, device: str = "auto") -> LoadedModel:
             "the probe needs a decoder LM"
         )
     tokenizer.truncation_side = "left"  # a prompt too long for the model keeps its question and answer cue
+    digest = loaded.facts.get("gguf_sha256")  # hashed once already, to find its de-quantised cache
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,
-        device=chosen,
+        device=loaded.device,
         name=model_display_name(source),
         source=source,
-        fingerprint=model_fingerprint(source, config),
+        fingerprint=f"sha256:{digest}" if digest else model_fingerprint(source, config),
         n_states=int(n_layers) + 1,
         hidden_size=int(hidden_size),
         max_tokens=getattr(text_config, "max_position_embeddings", None),
@@ -205,28 +207,40 @@ def to_float16(values: np.ndarray) -> np.ndarray:
     return np.clip(values, -_FLOAT16_MAX, _FLOAT16_MAX).astype(np.float16)
 
 
+def encode(loaded: LoadedModel, texts: Sequence[str]) -> tuple[list[list[int]], int]:
+    """The token rows the model is fed, each prompt tokenized once, and how many were longer than the
+    context window (those keep their last tokens: the question and the answer cue)."""
+    rows = loaded.tokenizer(list(texts))["input_ids"]
+    too_long = [i for i, row in enumerate(rows) if loaded.max_tokens and len(row) > loaded.max_tokens]
+    if too_long:
+        # the tokenizer truncates (on the left) around its special tokens; the rare long prompt goes again
+        cut = loaded.tokenizer([texts[i] for i in too_long], truncation=True, max_length=loaded.max_tokens)[
+            "input_ids"
+        ]
+        for i, row in zip(too_long, cut, strict=True):
+            rows[i] = row
+    return rows, len(too_long)
+
+
 def token_lengths(loaded: LoadedModel, texts: Sequence[str]) -> list[int]:
-    """Tokens per prompt before truncation to the context window."""
-    return [len(ids) for ids in loaded.tokenizer(list(texts))["input_ids"]]
+    """Tokens per prompt as fed to the model (after truncation to the context window)."""
+    return [len(row) for row in encode(loaded, texts)[0]]
 
 
-def forward_batch(loaded: LoadedModel, texts: Sequence[str]) -> np.ndarray:
-    """``[states, len(texts), hidden]`` float16: the last token's state at every layer, one forward pass."""
+def forward_rows(loaded: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
+    """``[states, len(rows), hidden]`` float16: the last token's state at every layer of each token row,
+    one forward pass over the rows left-padded."""
     import torch
 
-    encoded = loaded.tokenizer(
-        list(texts),
-        return_tensors="pt",
-        padding=True,
-        truncation=loaded.max_tokens is not None,
-        max_length=loaded.max_tokens,
-    ).to(loaded.device)
-    mask = encoded["attention_mask"]
+    from scrambled_bench.harness.backends.transformers_local import left_pad
+
+    input_ids, mask = left_pad(rows, loaded.tokenizer.pad_token_id)
+    input_ids, mask = input_ids.to(loaded.device), mask.to(loaded.device)
     # left padding shifts the positions; count them from each row's first real token, as generate() does
     position_ids = (mask.cumsum(dim=1) - 1).clamp(min=0)
     with torch.inference_mode():
         output = loaded.model.base_model(
-            input_ids=encoded["input_ids"],
+            input_ids=input_ids,
             attention_mask=mask,
             position_ids=position_ids,
             output_hidden_states=True,
@@ -239,6 +253,11 @@ def forward_batch(loaded: LoadedModel, texts: Sequence[str]) -> np.ndarray:
             f"its config says {loaded.n_states}"
         )
     return to_float16(last_token_states(states, mask).float().cpu().numpy())
+
+
+def forward_batch(loaded: LoadedModel, texts: Sequence[str]) -> np.ndarray:
+    """:func:`forward_rows` of prompts: ``[states, len(texts), hidden]`` float16."""
+    return forward_rows(loaded, encode(loaded, texts)[0])
 
 
 # -- the cache --------------------------------------------------------------------------------------------
@@ -438,14 +457,14 @@ def extract_features(
     started = time.perf_counter()
     metadata = {"model": loaded.name, "model_fingerprint": loaded.fingerprint, "dtype": loaded.dtype}
     for job in jobs:
-        lengths = token_lengths(loaded, job.texts)
-        if loaded.max_tokens:
-            stats.truncated += sum(n > loaded.max_tokens for n in lengths)
-            lengths = [min(n, loaded.max_tokens) for n in lengths]
+        # tokenized once: the lengths that sort the batches are those of the rows fed
+        rows, truncated = encode(loaded, job.texts)
+        stats.truncated += truncated
+        lengths = [len(row) for row in rows]
         buffer = _ShardBuffer(cache, job.scramble_type, job.split, metadata)
         try:
             for batch in length_sorted_batches(lengths, batch_size):
-                buffer.add([job.ids[i] for i in batch], forward_batch(loaded, [job.texts[i] for i in batch]))
+                buffer.add([job.ids[i] for i in batch], forward_rows(loaded, [rows[i] for i in batch]))
                 batch_tokens = sum(lengths[i] for i in batch)
                 stats.samples += len(batch)
                 stats.tokens += batch_tokens

@@ -61,7 +61,9 @@ from scrambled_bench.probing.features import (
 from scrambled_bench.probing.probes import (
     DEFAULT_C,
     DEFAULT_MAX_ITER,
+    FITTERS,
     INTERVAL_METHOD,
+    TORCH_GRADIENT_TOLERANCE,
     LayerData,
     ProbeResult,
     fit_probes,
@@ -75,6 +77,8 @@ CONFIG_FILE = "probe_config.json"
 RESULT_FILE = "probe.json"
 LOCK_FILE = ".probe.lock"
 DEVICES = ("auto", "cpu", "cuda")
+#: ``auto``: the torch fitter where the features come from a GPU (the fits run there), scikit-learn on a CPU
+FITTER_CHOICES = ("auto", *FITTERS)
 SCRAMBLED_FIELD = "the dialogue"
 
 
@@ -310,6 +314,7 @@ def _check_options(
     batch_size: int,
     device: str,
     confidence_level: float,
+    fitter: str = "auto",
 ) -> None:
     """The numeric and named options, each with a one-line error (the CLI's own bounds say the same)."""
     check_limit("--limit-train", limit_train)
@@ -318,6 +323,8 @@ def _check_options(
         raise ScrambledBenchError(f"--batch-size must be at least 1, got {batch_size}")
     if device not in DEVICES:
         raise ScrambledBenchError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
+    if fitter not in FITTER_CHOICES:
+        raise ScrambledBenchError(f"--fitter must be one of {', '.join(FITTER_CHOICES)}, got {fitter!r}")
     if not 0 < confidence_level < 1:
         raise ScrambledBenchError(f"--confidence-level must be between 0 and 1, got {confidence_level}")
 
@@ -337,6 +344,7 @@ def run_probe(
     confidence_level: float = 0.95,
     runs_root: str | os.PathLike[str] = DEFAULT_RUNS,
     progress: bool = False,
+    fitter: str = "auto",
 ) -> ProbeResult:
     """Probe every layer of ``model`` for the DREAM answer under each scramble setting (Appendix A.3).
 
@@ -350,12 +358,39 @@ def run_probe(
     The input of every question is :data:`~scrambled_bench.probing.data.PROMPT_TEMPLATE` (the paper's DREAM
     prompt: dialogue, question, choices, answer cue) with the dialogue scrambled; the feature is the last
     token's hidden state at every layer. Returns the result and writes ``probe.json`` and Figures 7 and 8
-    (PNG, SVG) into the run folder. Rerunning resumes: only missing features are computed.
+    (PNG, SVG) into the run folder. Rerunning resumes: only missing features are computed. ``fitter``:
+    ``sklearn`` (CPU), ``torch`` (on the model's device) or ``auto`` (torch where that is a GPU). Without
+    ``progress``, transformers' and the Hub's progress bars and warnings are silenced too.
     """
+    from scrambled_bench.quiet import quiet_libraries
+
     _check_probe_dependencies()
     chosen_types = parse_types(types)
     layer_spec = parse_layers(layers)
-    _check_options(limit_train, limit_eval, batch_size, device, confidence_level)
+    _check_options(limit_train, limit_eval, batch_size, device, confidence_level, fitter)
+    with quiet_libraries(not progress):
+        return _run_probe(
+            model, chosen_types, limit_train, limit_eval, layer_spec, batch_size, device, run_dir,
+            source_dir, seed, confidence_level, runs_root, progress, fitter,
+        )  # fmt: skip
+
+
+def _run_probe(
+    model: str | None,
+    chosen_types: tuple[str, ...],
+    limit_train: int | None,
+    limit_eval: int | None,
+    layer_spec: Sequence[int] | None,
+    batch_size: int,
+    device: str,
+    run_dir: str | os.PathLike[str] | None,
+    source_dir: str | os.PathLike[str] | None,
+    seed: int,
+    confidence_level: float,
+    runs_root: str | os.PathLike[str],
+    progress: bool,
+    fitter: str,
+) -> ProbeResult:
     started = time.perf_counter()
     report = _Progress(progress)
 
@@ -370,6 +405,8 @@ def run_probe(
     loaded = load_model(source, device)
     check_run_folder(folder, identity, loaded.fingerprint)
     probed_layers = check_layers(layer_spec, loaded.n_states)
+    fit_with = fitter if fitter != "auto" else ("torch" if loaded.device.startswith("cuda") else "sklearn")
+    fit_device = loaded.device if fit_with == "torch" else "cpu"
     loaded_at = time.perf_counter()
 
     from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
@@ -383,6 +420,7 @@ def run_probe(
         "layers": "all" if layer_spec is None else list(layer_spec),
         "batch_size": batch_size,
         "device": device,
+        "fitter": fitter,
         "seed": seed,
         "confidence_level": confidence_level,
     }
@@ -414,12 +452,17 @@ def run_probe(
             )
         extracted_at = time.perf_counter()
 
-        report.say(f"fitting {len(probed_layers)} layer probe(s) on {len(train) * len(chosen_types)} samples")
+        report.say(
+            f"fitting {len(probed_layers)} layer probe(s) on {len(train) * len(chosen_types)} samples "
+            f"({fit_with} on {fit_device})"
+        )
         layer_results = fit_probes(
             probed_layers,
             layer_data_loader(cache, chosen_types, train, evaluation),
             seed=seed,
             confidence_level=confidence_level,
+            fitter=fit_with,
+            device=fit_device,
         )
         fitted_at = time.perf_counter()
         result = ProbeResult(
@@ -429,6 +472,7 @@ def run_probe(
             chance=1.0 / N_CLASSES,
             info=_result_info(
                 folder, loaded, train, evaluation, chosen_types, settings, stats,
+                fitted_by=(fit_with, fit_device),
                 timing={
                     "load_seconds": round(loaded_at - started, 2),
                     "extract_seconds": round(extracted_at - loaded_at, 2),
@@ -450,8 +494,10 @@ def _result_info(
     settings: dict[str, Any],
     stats: ExtractionStats,
     *,
+    fitted_by: tuple[str, str],
     timing: dict[str, float],
 ) -> dict[str, Any]:
+    fitter, fit_device = fitted_by
     eval_splits = sorted({q.split for q in evaluation})
     return {
         "run_dir": str(run_dir),
@@ -474,11 +520,24 @@ def _result_info(
             "per_split": {split: sum(q.split == split for q in evaluation) for split in eval_splits},
         },
         "probe": {
-            "classifier": "sklearn.linear_model.LogisticRegression",
+            **(
+                {
+                    "classifier": "sklearn.linear_model.LogisticRegression",
+                    "random_state": settings["seed"],
+                    "standardisation": "sklearn StandardScaler fitted on the training mixture only",
+                }
+                if fitter == "sklearn"
+                else {
+                    "classifier": "multinomial logistic regression in torch (LBFGS, strong Wolfe), "
+                    "sklearn's objective",
+                    "gradient_tolerance": TORCH_GRADIENT_TOLERANCE,
+                    "standardisation": "training mixture's mean and population deviation only",
+                }
+            ),
+            "fitter": fitter,
+            "fit_device": fit_device,
             "C": DEFAULT_C,
             "max_iter": DEFAULT_MAX_ITER,
-            "random_state": settings["seed"],
-            "standardisation": "sklearn StandardScaler fitted on the training mixture only",
             "feature": "last non-padding token, every hidden state (0 = embeddings), cached as float16",
         },
         "interval": {"method": INTERVAL_METHOD, "confidence_level": settings["confidence_level"]},

@@ -138,7 +138,7 @@ def build_report(
         raise ScrambledBenchError("--params places runs in the size figure: add --plot DIR or --format html")
     sizes = _sizes(loaded, options) if draws_figures else None
 
-    text = _report_text(loaded, others, options, references, sizes)
+    text = _report_text(loaded, others, options, references, sizes, notify)
     if options.output is not None:
         from scrambled_bench.io import atomic_write_text
 
@@ -147,7 +147,7 @@ def build_report(
     else:
         emit(text)
     if options.plot is not None:
-        for path in _plot(loaded, others, options, references, sizes):
+        for path in _plot(loaded, others, options, references, sizes, notify):
             notify(f"wrote {path}")
     _publish(loaded, options, notify)
 
@@ -211,7 +211,12 @@ def _report_harness_folder(
 
 
 def _report_text(
-    loaded: list, others: Sequence[OtherRun], options: ReportOptions, references: list, sizes: Any
+    loaded: list,
+    others: Sequence[OtherRun],
+    options: ReportOptions,
+    references: list,
+    sizes: Any,
+    notify: Callable[[str], None] = _to_stderr,
 ) -> str:
     """The tables (with the comparison), rendered in the asked format; html adds the figures and settings."""
     from scrambled_bench.report.render import RENDERERS, render_html
@@ -228,7 +233,10 @@ def _report_text(
     from scrambled_bench.report.figures import svg_figures
 
     figures = (
-        [(one.name, one.caption, svg) for one, svg in svg_figures(loaded, paper=references, sizes=sizes)]
+        [
+            (one.name, one.caption, svg)
+            for one, svg in svg_figures(loaded, paper=references, sizes=sizes, notify=notify)
+        ]
         if loaded
         else []
     )
@@ -248,13 +256,21 @@ def _sizes(loaded: list, options: ReportOptions) -> Any:
 
 
 def _plot(
-    loaded: list, others: Sequence[OtherRun], options: ReportOptions, references: list, sizes: Any
+    loaded: list,
+    others: Sequence[OtherRun],
+    options: ReportOptions,
+    references: list,
+    sizes: Any,
+    notify: Callable[[str], None],
 ) -> list[Path]:
-    """The figures as PNG and SVG files under ``options.plot``; the paths written."""
+    """The figures as PNG and SVG files under ``options.plot``; the paths written (a figure not drawn is
+    told to ``notify``, with why)."""
     from scrambled_bench.report.figures import plot_figures
 
     assert options.plot is not None
-    written = plot_figures(loaded, options.plot, paper=references, sizes=sizes) if loaded else []
+    written = (
+        plot_figures(loaded, options.plot, paper=references, sizes=sizes, notify=notify) if loaded else []
+    )
     for other in others:
         written += other.plot(options.plot)
     return written

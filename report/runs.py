@@ -198,6 +198,8 @@ def run_details(run: Run) -> list[tuple[str, str]]:
     """
     import json
 
+    from scrambled_bench.harness.store import endpoint_text
+
     def text(value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -214,10 +216,48 @@ def run_details(run: Run) -> list[tuple[str, str]]:
         ("build manifest sha256", text(build.get("manifest_sha256"))),
         ("run fingerprint", run_fingerprint(run)),
     ]
-    details += [(f"settings.{key}", text(value)) for key, value in sorted(run.settings.items())]
+    details += [(f"settings.{key}", value) for key, value in sorted(settings_in_force(run).items())]
+    details += [
+        ("answered by", f"{endpoint_text(entry.get('endpoint') or {})}: {entry.get('answers')} answers")
+        for entry in (run.results.get("engine") or {}).get("endpoints") or []
+    ]
     fingerprint = run.config.get("fingerprint") or {}
     details += [(f"backend fingerprint.{key}", text(value)) for key, value in sorted(fingerprint.items())]
     return details
+
+
+def settings_in_force(run: Run) -> dict[str, str]:
+    """Each setting config.json recorded, as the run ran it: one not given shows what was in force (the
+    configs and sample limit the suite selected, the model the backend resolved, a backend option's
+    default) and says so; a setting with nothing in force is "not given", never ``null``.
+
+    >>> run = Run(Path("runs/a"), {"configs": {}, "model": "m.gguf"}, {"settings": {"limit": None, "model": None,
+    ...     "seed": 0, "revision": None}, "selection": {"suite": "quick", "limit": 8}, "backend_options": {}})
+    >>> settings_in_force(run)
+    {'limit': "8 (the quick suite's default)", 'model': 'm.gguf (the default)', 'seed': '0', 'revision': 'not given'}
+    """
+    import json
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    selection = run.config.get("selection") or {}
+    options = run.config.get("backend_options") or {}
+    suite = selection.get("suite")
+    shown = {}
+    for key, value in run.settings.items():
+        if value is not None:
+            shown[key] = text(value)
+        elif selection.get(key) not in (None, []):
+            source = f"the {suite} suite's default" if suite else "what the other options selected"
+            shown[key] = f"{text(selection[key])} ({source})"
+        elif key == "model" and run.results.get("model"):
+            shown[key] = f"{text(run.results['model'])} (the default)"
+        elif options.get(key) is not None:
+            shown[key] = f"{text(options[key])} (the default)"
+        else:
+            shown[key] = "not given"
+    return shown
 
 
 def label_runs(runs: Sequence[Run]) -> list[Run]:

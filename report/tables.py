@@ -17,6 +17,7 @@ from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.harness.tasks import TASKS, Task
+from scrambled_bench.metrics.chance import chance_note
 from scrambled_bench.report.marks import (
     incomplete_caption,
     incomplete_mark,
@@ -76,7 +77,10 @@ def score_cell(
         return f"n/a {notes.mark(f'{label} undefined: {reason}')}"
     text = format_score(score, ci=ci, digits=digits)
     fallback = percentile_note(score) if ci else None
-    return f"{text} {notes.mark(fallback)}" if fallback else text
+    if fallback:
+        text = f"{text} {notes.mark(fallback)}"
+    near_chance = chance_note(score, unit="%")  # tables show percent
+    return f"{text} {notes.mark(near_chance)}" if near_chance else text
 
 
 def _add_caption(table: ReportTable, text: str) -> None:

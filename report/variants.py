@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics.chance import chance_note
 from scrambled_bench.tables import Footnotes, ReportTable
 
 INSTANCES_PER_TYPE = 3
@@ -183,6 +184,9 @@ def variant_tables(
                 gain = metric.get("relative_performance_gain") or {}
                 if gain.get("value") is not None:
                     rpg = _number(gain["value"], 100.0)
+                    near_chance = chance_note(gain, scale=100, unit="%")
+                    if near_chance:
+                        rpg += " " + notes.mark(near_chance)
                 elif gain.get("undefined"):
                     rpg = "undefined " + notes.mark(f"RPG undefined: {gain['undefined']}")
                 else:

@@ -41,7 +41,7 @@ def lock_pins(text: str) -> dict[str, Version]:
     return pins
 
 
-def tested_requirements() -> list[Requirement]:
+def requirements_under_test() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     named = [*project["dependencies"], *(line for extra in TESTED_EXTRAS for line in extras[extra])]
@@ -50,13 +50,13 @@ def tested_requirements() -> list[Requirement]:
 
 def test_the_lock_pins_every_package_the_project_names_within_its_range() -> None:
     pins = lock_pins(LOCK.read_text(encoding="utf-8"))
-    missing = [str(req) for req in tested_requirements() if canonicalize_name(req.name) not in pins]
+    missing = [str(req) for req in requirements_under_test() if canonicalize_name(req.name) not in pins]
     assert not missing, (
         f"pyproject.toml names packages constraints/test.txt lacks (run scripts/lock.sh): {missing}"
     )
     outside = [
         f"{req} (locked {pins[canonicalize_name(req.name)]})"
-        for req in tested_requirements()
+        for req in requirements_under_test()
         if not req.specifier.contains(pins[canonicalize_name(req.name)], prereleases=True)
     ]
     assert not outside, (

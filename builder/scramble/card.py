@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +14,8 @@ from scrambled_bench.builder.build import CARD_NAME, library_versions
 from scrambled_bench.builder.card import markdown_table
 from scrambled_bench.builder.manifest import MANIFEST_NAME
 from scrambled_bench.builder.nested_columns import column_path, roots
-from scrambled_bench.builder.scramble.variants import ORIGINAL_SUFFIX, ScrambleJob
-from scrambled_bench.builder.scrambler import type_description
+from scrambled_bench.builder.scramble.variants import ORIGINAL_SUFFIX, ScrambleJob, Variant
+from scrambled_bench.builder.scrambler import STREAM_VERSION, type_description
 from scrambled_bench.io import file_sha256
 
 if TYPE_CHECKING:
@@ -173,6 +173,7 @@ def _card_text(
     rows: Mapping[str, Mapping[str, int]],
     job: ScrambleJob,
     entries: Mapping[str, Mapping[str, Any]],
+    unchanged: Mapping[str, Mapping[str, int]],
     *,
     command: str,
     repo_hint: str,
@@ -192,13 +193,14 @@ def _card_text(
         if loaded.description.get(key)
     ]
     config_table = markdown_table(
-        ("config", "type", "rows scrambled", *splits),
+        ("config", "type", "rows scrambled", *splits, "texts left unchanged"),
         [
             (
                 f"`{variant.config}`",
                 f"`{variant.scramble_type}`",
                 f"{variant.sample_rate:g} %",
                 *(rows[variant.config].get(split, 0) for split in splits),
+                f"{unchanged[variant.config]['unchanged']} of {unchanged[variant.config]['texts']}",
             )
             for variant in job.variants
         ],
@@ -227,6 +229,34 @@ def _card_text(
     return card.content.rstrip() + "\n"
 
 
+def recorded_settings(
+    loaded: LoadedSource,
+    columns: Sequence[str],
+    id_column: str | None,
+    variants: Sequence[Variant],
+    seed: int,
+    kept_splits: Sequence[str],
+) -> dict[str, Any]:
+    """What the manifest records about how an output is made, beside its types: the settings a previous
+    output must share for a new scramble to grow it (``builder.scramble.previous``)."""
+    from scrambled_bench import __version__
+
+    first = variants[0]
+    return {
+        "version": __version__,
+        "stream_version": STREAM_VERSION,
+        "source": {key: value for key, value in loaded.description.items() if value is not None},
+        "source_files": dict(sorted(loaded.files.items())),
+        "columns": list(columns),
+        "row_key": id_column or "index",
+        "recipe": first.recipe,
+        "sample_rate": first.sample_rate,
+        "seed": seed,
+        "splits": list(loaded.splits),
+        **({"kept_splits": sorted(kept_splits)} if kept_splits else {}),
+    }
+
+
 def write_card_and_manifest(
     tmp: Path,
     loaded: LoadedSource,
@@ -236,34 +266,26 @@ def write_card_and_manifest(
     *,
     command: str,
     repo_hint: str,
+    settings: Mapping[str, Any],
+    unchanged: Mapping[str, Mapping[str, int]],
     extra: Mapping[str, Any] | None = None,
 ) -> None:
-    """README.md and manifest.json of the output in ``tmp`` (the data files are there already); ``extra``
-    adds keys to the manifest."""
-    from scrambled_bench import __version__
-
+    """README.md and manifest.json of the output in ``tmp`` (the data files are there already): the
+    ``settings`` (:func:`recorded_settings`), the types, the counts of ``unchanged`` texts per config, the
+    files; ``extra`` adds keys to the manifest."""
     entries: dict[str, dict[str, Any]] = _data_file_entries(tmp)
-    card = _card_text(loaded, features, rows, job, entries, command=command, repo_hint=repo_hint)
+    card = _card_text(loaded, features, rows, job, entries, unchanged, command=command, repo_hint=repo_hint)
     (tmp / CARD_NAME).write_text(card, encoding="utf-8")
     entries[CARD_NAME] = {"sha256": file_sha256(tmp / CARD_NAME)}
-    first = job.variants[0]
     manifest = {
         "kind": MANIFEST_KIND,
-        "version": __version__,
-        "source": {key: value for key, value in loaded.description.items() if value is not None},
+        **settings,
         "source_license": loaded.license,
-        "source_files": dict(sorted(loaded.files.items())),
-        "columns": list(job.columns),
-        "row_key": job.id_column or "index",
         "types": list(dict.fromkeys(variant.scramble_type for variant in job.variants)),
-        "recipe": first.recipe,
-        "sample_rate": first.sample_rate,
-        "seed": job.seed,
-        "splits": list(loaded.splits),
         "configs": [variant.config for variant in job.variants],
+        "unchanged": {variant.config: dict(unchanged[variant.config]) for variant in job.variants},
         "built_with": library_versions(),
         "outputs": dict(sorted(entries.items())),
-        **({"kept_splits": sorted(job.kept_splits)} if job.kept_splits else {}),
         **(extra or {}),
     }
     (tmp / MANIFEST_NAME).write_text(

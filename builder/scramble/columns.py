@@ -86,3 +86,41 @@ def output_features(features: Mapping[str, Any], columns: Sequence[str], variant
     if variant.recipe is not None:
         items["recipe"] = Value("string")
     return Features(items)
+
+
+def _flat_strings(array: Any, field: str | None) -> Any:
+    """The strings a path names in one column of a table, flattened in row order (nulls kept)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if field is not None:
+        if pa.types.is_struct(array.type):
+            array = pc.struct_field(array, field)
+        else:  # a list of records
+            array = pc.struct_field(pc.list_flatten(array), field)
+    if pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+        array = pc.list_flatten(array)
+    return array
+
+
+def count_unchanged(table: Any, columns: Sequence[str]) -> tuple[int, int]:
+    """(texts, unchanged): the texts the chosen columns name in the scrambled rows of an output table (a
+    list's items one by one; missing values left out) and how many of them the type left as they were.
+
+    >>> import pyarrow as pa
+    >>> table = pa.table({"q": ["ab", "c", "d"], "q_original": ["ba", "c", "d"], "choices": [["x", "yz"], None, ["u"]],
+    ...                   "choices_original": [["x", "zy"], None, ["v"]], "scrambled": [True, True, False]})
+    >>> count_unchanged(table, ["q", "choices"])
+    (4, 2)
+    """
+    import pyarrow.compute as pc
+
+    table = table.filter(table["scrambled"])
+    texts = unchanged = 0
+    paths = [column_path(column, dict.fromkeys(table.column_names)) for column in columns]
+    for path in paths:
+        output = _flat_strings(table[path.root], path.field)
+        original = _flat_strings(table[path.root + ORIGINAL_SUFFIX], path.field)
+        texts += len(output) - output.null_count
+        unchanged += pc.sum(pc.equal(output, original)).as_py() or 0
+    return texts, unchanged

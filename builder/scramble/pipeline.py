@@ -6,29 +6,51 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from dataclasses import replace as replaced
 from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.build import check_output_folder, swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.manifest import Manifest
-from scrambled_bench.builder.scramble.card import MANIFEST_KIND, command_line, write_card_and_manifest
+from scrambled_bench.builder.scramble.card import (
+    MANIFEST_KIND,
+    command_line,
+    recorded_settings,
+    write_card_and_manifest,
+)
 from scrambled_bench.builder.scramble.columns import check_columns
+from scrambled_bench.builder.scramble.previous import KeptConfig, kept_configs
 from scrambled_bench.builder.scramble.shards import ROWS_PER_GROUP, ROWS_PER_SHARD, write_splits
 from scrambled_bench.builder.scramble.sources import LoadedSource, features_of, load_source
-from scrambled_bench.builder.scramble.variants import ScrambleJob, variants_for
+from scrambled_bench.builder.scramble.variants import ScrambleJob, Variant, variants_for
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, require_token
 
 
 @dataclass(frozen=True)
 class ScrambleResult:
-    """What a scramble wrote: the folder (``None`` when only pushed), the Hub URL, and rows per config/split."""
+    """What a scramble wrote: the folder (``None`` when only pushed), the Hub URL, rows per config and split,
+    per config the texts of its scrambled rows and how many the type left unchanged (``texts``,
+    ``unchanged``), and the configs a previous output in the folder held and keeps (``kept``)."""
 
     out: Path | None
     url: str | None
     rows: dict[str, dict[str, int]]
+    unchanged: dict[str, dict[str, int]] = field(default_factory=dict)
+    kept: tuple[str, ...] = ()
+
+    def unchanged_summary(self) -> str:
+        """The counts of unchanged texts in words, for the command's summary.
+
+        >>> ScrambleResult(None, None, {}, {"kfl": {"texts": 120, "unchanged": 3}, "sub": {"texts": 120, "unchanged": 0}}).unchanged_summary()
+        'texts left unchanged: kfl 3 of 120, sub 0 of 120'
+        """
+        parts = [
+            f"{config} {count['unchanged']} of {count['texts']}" for config, count in self.unchanged.items()
+        ]
+        return "texts left unchanged: " + ", ".join(parts) if parts else ""
 
 
 def is_scramble_output(folder: Path) -> bool:
@@ -71,6 +93,7 @@ def scramble_dataset(
     loaded: LoadedSource | None = None,
     kept_splits: Sequence[str] = (),
     extra_outputs: Callable[[Path], Mapping[str, Any]] | None = None,
+    replace: bool = False,
 ) -> ScrambleResult:
     """Scramble ``columns`` of ``source`` with each of ``types`` (one config each) or with ``recipe``, into
     ``out`` and/or the Hub dataset repository ``push``. See the module docstring for the layout and columns.
@@ -81,6 +104,9 @@ def scramble_dataset(
     ``loaded`` is a source already loaded (a harness task's dataset, ``integrations.datasets``) in place of
     ``source``; ``kept_splits`` are copied with their text unchanged; ``extra_outputs(folder)`` writes more
     files into the output before it is moved into place and returns what the manifest adds about them.
+
+    A previous output in ``out`` grows (``builder.scramble.previous``): it keeps its configs and gains the
+    types asked for; one made with other settings is refused. ``replace`` writes exactly what is asked for.
 
     >>> scramble_dataset("x.jsonl", columns=["text"], types=["kfl"], out=None)
     Traceback (most recent call last):
@@ -106,6 +132,9 @@ def scramble_dataset(
         )
     if push is not None and api is None:
         require_token()
+    previous = (
+        Manifest.read(out).data if out is not None and not replace and is_scramble_output(out) else None
+    )
 
     if loaded is None:
         loaded = load_source(
@@ -115,6 +144,12 @@ def scramble_dataset(
     for name, split_features in features.items():
         check_columns(name, split_features, columns, id_column)
 
+    settings = recorded_settings(loaded, columns, id_column, variants, seed, kept_splits)
+    kept: list[KeptConfig] = []
+    written = variants
+    if previous is not None and out is not None:
+        kept, again = kept_configs(out, previous, settings, variants)
+        written = (*variants, *again)
     parent = out.parent if out is not None else Path(tempfile.gettempdir())
     name = out.name if out is not None else "scrambled"
     try:
@@ -124,16 +159,24 @@ def scramble_dataset(
             f"cannot write to the output folder {parent}: {exc.strerror or exc}"
         ) from None
     try:
-        job = ScrambleJob(tuple(columns), variants, seed, id_column, frozenset(kept_splits))
-        rows = write_splits(
+        job = ScrambleJob(tuple(columns), written, seed, id_column, frozenset(kept_splits))
+        rows, unchanged = write_splits(
             tmp, loaded, features, job, num_proc=num_proc, streaming=streaming, batch_size=batch_size,
             rows_per_shard=rows_per_shard,
         )  # fmt: skip
-        if command is None:
+        if previous is not None and out is not None:
+            for previous_config in kept:
+                previous_config.copy(out, tmp)
+                rows[previous_config.variant.config] = previous_config.rows
+                unchanged[previous_config.variant.config] = previous_config.unchanged
+            job = replaced(job, variants=_grown_order(previous, kept, written))
+            rows = {variant.config: rows[variant.config] for variant in job.variants}
+            unchanged = {variant.config: unchanged[variant.config] for variant in job.variants}
+        if command is None:  # the command that makes this output at once (a grown one's every type)
             command = command_line(
                 source,
                 columns,
-                types,
+                [variant.scramble_type for variant in job.variants] if recipe is None else types,
                 recipe,
                 out,
                 push,
@@ -147,8 +190,9 @@ def scramble_dataset(
         repo_hint = push or (str(out) if out is not None else ".")
         extra = extra_outputs(tmp) if extra_outputs is not None else {}
         write_card_and_manifest(
-            tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint, extra=extra
-        )
+            tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint, settings=settings,
+            unchanged=unchanged, extra=extra,
+        )  # fmt: skip
         url = None
         if push is not None:
             url = push_scrambled(tmp, push, private=private, api=api).url
@@ -159,4 +203,17 @@ def scramble_dataset(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return ScrambleResult(out=out, url=url, rows=rows)
+    return ScrambleResult(
+        out=out, url=url, rows=rows, unchanged=unchanged, kept=tuple(config.variant.config for config in kept)
+    )
+
+
+def _grown_order(
+    previous: Mapping[str, Any], kept: Sequence[KeptConfig], written: Sequence[Variant]
+) -> tuple[Variant, ...]:
+    """The variants of a grown output: the previous output's configs in their order, then the new ones."""
+    by_config = {config.variant.config: config.variant for config in kept}
+    by_config.update({variant.config: variant for variant in written})
+    order = [config for config in previous.get("configs") or [] if config in by_config]
+    order += [config for config in by_config if config not in order]
+    return tuple(by_config[config] for config in order)

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.scramble.columns import output_features
+from scrambled_bench.builder.scramble.columns import count_unchanged, output_features
 from scrambled_bench.builder.scramble.sources import LoadedSource
 from scrambled_bench.builder.scramble.variants import ScrambleJob, Variant, map_batch, scramble_streamed_batch
 
@@ -111,6 +111,29 @@ class ShardWriter:
             self.writer = None
 
 
+class CountingWriter:
+    """A :class:`ShardWriter` that also counts, as the tables pass, the texts of the scrambled rows and those
+    the type left unchanged (:func:`~scrambled_bench.builder.scramble.columns.count_unchanged`): the
+    counts the card and the command's summary give, whichever path (map, stream, processes) made the tables."""
+
+    def __init__(self, writer: ShardWriter, columns: Sequence[str]):
+        self.writer, self.columns = writer, list(columns)
+        self.schema = writer.schema
+        self.texts = self.unchanged = 0
+
+    def write(self, table: Any) -> None:
+        texts, unchanged = count_unchanged(table, self.columns)
+        self.texts += texts
+        self.unchanged += unchanged
+        self.writer.write(table)
+
+    def close(self) -> list[tuple[Path, int]]:
+        return self.writer.close()
+
+    def abort(self) -> None:
+        self.writer.abort()
+
+
 def _ordered_parallel_map(
     function: Callable[[Any], Any], items: Iterable[Any], workers: int
 ) -> Iterator[Any]:
@@ -143,19 +166,25 @@ def write_splits(
     streaming: bool,
     batch_size: int,
     rows_per_shard: int,
-) -> dict[str, dict[str, int]]:
-    """Write every split under every variant into ``tmp/data``; rows per config and split."""
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """Write every split under every variant into ``tmp/data``; rows per config and split, and per config
+    the texts its scrambled rows hold and how many of them the type left unchanged (``texts``,
+    ``unchanged``)."""
     rows: dict[str, dict[str, int]] = {variant.config: {} for variant in job.variants}
+    unchanged = {variant.config: {"texts": 0, "unchanged": 0} for variant in job.variants}
     scratch = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f"{tmp.name}.cache-"))
     try:
         for split, dataset in loaded.splits.items():
             writers = [
-                ShardWriter(
-                    tmp / "data" / variant.config,
-                    split,
-                    output_features(features[split], job.columns, variant).arrow_schema,
-                    rows_per_group=ROWS_PER_GROUP,
-                    rows_per_shard=rows_per_shard,
+                CountingWriter(
+                    ShardWriter(
+                        tmp / "data" / variant.config,
+                        split,
+                        output_features(features[split], job.columns, variant).arrow_schema,
+                        rows_per_group=ROWS_PER_GROUP,
+                        rows_per_shard=rows_per_shard,
+                    ),
+                    job.columns,
                 )
                 for variant in job.variants
             ]
@@ -182,14 +211,16 @@ def write_splits(
                 raise
             for variant, writer in zip(job.variants, writers):
                 rows[variant.config][split] = sum(count for _, count in writer.close())
+                unchanged[variant.config]["texts"] += writer.texts
+                unchanged[variant.config]["unchanged"] += writer.unchanged
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return rows
+    return rows, unchanged
 
 
 def _stream_split(
     dataset: Any,
-    writers: Sequence[ShardWriter],
+    writers: Sequence[CountingWriter],
     job: ScrambleJob,
     column_order: list[str],
     num_proc: int,
@@ -232,7 +263,7 @@ def _environment_kept() -> Iterator[None]:
 
 def _map_split(
     dataset: Any,
-    writer: ShardWriter,
+    writer: CountingWriter,
     job: ScrambleJob,
     variant: Variant,
     split_features: Any,

@@ -96,10 +96,55 @@ def _local_files(path: Path, pattern: str | None) -> list[Path]:
     )
 
 
+TEXT_BUILDERS = ("json", "csv", "text")
+"""The builders that read their files as text: UTF-8, as ``datasets`` reads them."""
+
+
+def file_problem(file: Path, builder: str) -> str | None:
+    """What makes a data file unreadable before ``datasets`` tries it: empty (no bytes, or only whitespace
+    in a text file), or, for a text file, not UTF-8 (read through its compression). None for a good file.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.jsonl").write_bytes(b'{"text": "caf\\xe9"}\\n')
+    >>> file_problem(folder / "a.jsonl", "json").split(": ", 1)[1]
+    'not UTF-8 (byte 0xe9 at offset 13); save it as UTF-8'
+    >>> _ = (folder / "b.jsonl").write_bytes(b"\\n \\n")
+    >>> file_problem(folder / "b.jsonl", "json").split(": ", 1)[1]
+    'empty (no rows to scramble)'
+    """
+    import codecs
+
+    import fsspec
+
+    empty = f"{file}: empty (no rows to scramble)"
+    if file.stat().st_size == 0:
+        return empty
+    if builder not in TEXT_BUILDERS:
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, content = 0, False
+    with fsspec.open(str(file), "rb", compression="infer") as handle:
+        while True:
+            chunk = handle.read(1 << 20)
+            pending = len(decoder.getstate()[0])  # bytes of a character split across reads
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                where = offset - pending + exc.start
+                return f"{file}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {where}); save it as UTF-8"
+            if not chunk:
+                break
+            content = content or bool(text.strip())
+            offset += len(chunk)
+    return None if content else empty
+
+
 def _load_files(
     source: str, files: Sequence[Path], split_arg: list[str] | None, streaming: bool, cache_dir: str | None
 ):
-    """Data files through the packaged ``datasets`` builder of their extension."""
+    """Data files through the packaged ``datasets`` builder of their extension; a file that is empty or not
+    UTF-8 is a one-line error naming it before ``datasets`` reads anything."""
     import datasets
 
     if not files:
@@ -111,6 +156,10 @@ def _load_files(
             f"cannot load dataset {source!r}: expected files of one kind ({known}, optionally compressed)"
         )
     builder = builders.pop()
+    for file in files:
+        problem = file_problem(file, builder)
+        if problem is not None:
+            raise ScrambledBenchError(f"cannot load dataset {source!r}: {problem}")
     extra = {"delimiter": "\t"} if all(_data_suffix(file) == ".tsv" for file in files) else {}
     data_files = [str(file) for file in files]
     return builder, datasets.load_dataset(

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scrambled_bench.builder.nested_columns import column_path, map_row, roots
+from scrambled_bench.builder.nested_columns import ColumnPath, column_path, map_row, roots
 from scrambled_bench.builder.recipes import check_sample_rate, get_recipe, row_selected
-from scrambled_bench.builder.scrambler import parse_type, scramble
+from scrambled_bench.builder.scrambler import TextPlace, parse_type, scramble, scramble_items
 from scrambled_bench.errors import ScrambledBenchError
 
 ORIGINAL_SUFFIX = "_original"
@@ -97,26 +97,47 @@ def variants_for(
     return tuple(Variant(name, name, rate) for name in names)
 
 
-def apply_variant(text: str | None, row_key: str, variant: Variant, *, seed: int) -> tuple[str | None, bool]:
-    """(output text, whether the row is chosen) for one value: what the command and the datatrove step share.
+def apply_variant(
+    text: str | None, row_key: str, variant: Variant, *, seed: int, column: str
+) -> tuple[str | None, bool]:
+    """(output text, whether the row is chosen) for one text of a row, the text of ``column``: what the command
+    and the datatrove step share.
 
     A row a sample rate leaves out keeps its text; a missing value (``None``) stays missing.
 
-    >>> apply_variant("The quick brown fox", "7", Variant("kfl", "kfl"), seed=0)
-    ('The qucik bworn fox', True)
-    >>> apply_variant("The quick brown fox", "7", Variant("ft-ori", "original", 0.0, "ft-ori"), seed=0)
+    >>> apply_variant("The quick brown fox", "7", Variant("kfl", "kfl"), seed=0, column="text")
+    ('The qucik borwn fox', True)
+    >>> apply_variant("The quick brown fox", "7", Variant("ft-ori", "original", 0.0, "ft-ori"), seed=0, column="text")
     ('The quick brown fox', False)
     """
     chosen = row_selected(row_key, seed=seed, sample_rate=variant.sample_rate)
-    return (_scrambled_text(text, row_key, variant, seed) if chosen else text), chosen
+    if not chosen:
+        return text, chosen
+    return scrambled_texts([text], False, TextPlace(column), row_key, variant, seed)[0], chosen
 
 
-def _scrambled_text(text: str | None, row_key: str, variant: Variant, seed: int) -> str | None:
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        raise ScrambledBenchError(f"row {row_key}: can only scramble text, got {type(text).__name__}")
-    return scramble(text, variant.scramble_type, seed=seed, sample_id=row_key)
+def scrambled_texts(
+    texts: Sequence[Any], listed: bool, place: TextPlace, row_key: str, variant: Variant, seed: int
+) -> list[str | None]:
+    """One row's texts at ``place`` under ``variant``: a single text (``listed`` false, a list of one), or the
+    items of one list, kept distinct (:func:`~scrambled_bench.builder.scrambler.scramble_items`).
+
+    >>> scrambled_texts(["Au", "Ag", "Gd", "Go"], True, TextPlace("choices"), "0", Variant("sub", "sub"), 0)
+    ['Nd', 'XZ', 'Kz', 'Dm']
+    """
+    for text in texts:
+        if text is not None and not isinstance(text, str):
+            raise ScrambledBenchError(
+                f"row {row_key}: column {place.column!r}: can only scramble text, got {type(text).__name__}"
+            )
+    if listed:
+        return scramble_items(texts, variant.scramble_type, seed=seed, sample_id=row_key, place=place)
+    return [
+        None
+        if text is None
+        else scramble(text, variant.scramble_type, seed=seed, sample_id=row_key, place=place)
+        for text in texts
+    ]
 
 
 def row_keys(batch: Mapping[str, Sequence[Any]], indices: Sequence[int], id_column: str | None) -> list[str]:
@@ -151,16 +172,20 @@ def scramble_batch(
 
     >>> out = scramble_batch({"id": [1], "text": ["Hello there"]}, ["1"], columns=["text"], variant=Variant("kf", "kf"), seed=0)
     >>> out
-    {'id': [1], 'text': ['Holle trhee'], 'text_original': ['Hello there'], 'scramble_type': ['kf'], 'scrambled': [True]}
+    {'id': [1], 'text': ['Holle theer'], 'text_original': ['Hello there'], 'scramble_type': ['kf'], 'scrambled': [True]}
     """
     rows = len(keys)
     chosen = [row_selected(key, seed=seed, sample_rate=variant.sample_rate) for key in keys]
+
+    def _at_path(path: ColumnPath, texts: Sequence[Any], listed: bool, key: str) -> list[str | None]:
+        return scrambled_texts(texts, listed, TextPlace(path.name), key, variant, seed)
+
     paths = [column_path(column, batch) for column in columns]
     scrambled: dict[str, list[Any]] = {root: [] for root in roots(paths)}
     for index, (key, selected) in enumerate(zip(keys, chosen)):
         row = {root: batch[root][index] for root in scrambled}
         if selected:  # nested columns (`choices.text`) change only the strings they name
-            row = map_row(row, paths, lambda text, key=key: _scrambled_text(text, key, variant, seed))
+            row = map_row(row, paths, lambda path, texts, listed, key=key: _at_path(path, texts, listed, key))
         for root, value in row.items():
             scrambled[root].append(value)
     out: dict[str, list[Any]] = {}

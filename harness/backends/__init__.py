@@ -10,7 +10,7 @@ that backend is created, so ``scrambled-bench --help`` stays fast.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -70,7 +70,9 @@ def backends_help() -> str:
 
 
 def _value_name(annotation: Any) -> str:
-    """The metavar of an option's type: ``int | None`` -> ``INT``."""
+    """The metavar of an option's type: ``int | None`` -> ``INT``; a ``Literal`` lists its values."""
+    if get_origin(annotation) is Literal:
+        return "|".join(map(str, get_args(annotation)))
     kinds = [kind for kind in (get_args(annotation) or (annotation,)) if kind is not type(None)]
     names = {int: "INT", float: "NUMBER", bool: "BOOL", str: "TEXT"}
     return "|".join(names.get(kind, getattr(kind, "__name__", str(kind)).upper()) for kind in kinds)
@@ -172,7 +174,7 @@ def given_options(kind: str, options: Mapping[str, Any]) -> dict[str, Any]:
     >>> given_options("transformers", {"model": "m", "batch_size": "many"})
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: --backend-option batch_size: input should be a valid integer, unable to parse string as an integer, got 'many'; the transformers backend takes --model, --backend-option batch_size=INT, --backend-option device=TEXT
+    scrambled_bench.errors.ScrambledBenchError: --backend-option batch_size: input should be a valid integer, unable to parse string as an integer, got 'many'; the transformers backend takes --model, --backend-option batch_size=INT, --backend-option device=TEXT, --backend-option dtype=auto|float32|float16|bfloat16, --backend-option compile=BOOL
     >>> given_options("transformers", {"model": "m", "request_timeout": 5})
     Traceback (most recent call last):
     ...

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 from urllib.parse import urlparse
@@ -86,12 +87,23 @@ class Generation:
 class BackendError(Exception):
     """A failed request. ``retryable`` failures (429, 5xx, timeouts, dropped connections, malformed
     responses) are retried by the engine with backoff; others (400, 401, 404...) are not.
-    ``retry_after`` is the server's Retry-After in seconds, when it sent one."""
+    ``retry_after`` is the server's Retry-After in seconds, when it sent one. ``connection``: the endpoint
+    could not be reached or dropped the connection (refused, reset, unreachable), as opposed to an answer
+    it gave (any HTTP status) or a timeout; the engine stops a run whose endpoint does nothing else for long
+    (``EngineSettings.dead_after``)."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        connection: bool = False,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.connection = connection
 
 
 class ContextTooLongError(BackendError):
@@ -191,6 +203,21 @@ class Backend(ABC):
     #: the HTTP transport a network backend sends with ("aiohttp", or "httpx" when it fell back to httpx's
     #: slower pool), recorded in config.json; None for an in-process backend
     transport: str | None = None
+    #: the fields of :meth:`health_check`'s fingerprint that say which endpoint answers (:meth:`endpoint_of`)
+    endpoint_fields: ClassVar[tuple[str, ...]] = ("backend", "base_url", "model")
+
+    @classmethod
+    def endpoint_of(cls, fingerprint: Mapping[str, Any]) -> dict[str, Any]:
+        """Which endpoint answers, from :meth:`health_check`'s fingerprint: those of :attr:`endpoint_fields`
+        it gives. Every answer records it, and a stored answer is reused only for the endpoint that gave it
+        (``harness/store.py``), so it holds what tells two endpoints serving one model name apart (a URL, a
+        provider, the weights' revision) and nothing that changes between two health checks of one server.
+        A backend without an override (an in-process one) is identified by its kind and model.
+
+        >>> Backend.endpoint_of({"backend": "openai", "base_url": "http://h/v1", "model": "m", "served_models": ["m"]})
+        {'backend': 'openai', 'base_url': 'http://h/v1', 'model': 'm'}
+        """
+        return {name: fingerprint[name] for name in cls.endpoint_fields if fingerprint.get(name) is not None}
 
     def __init__(self, model: str):
         self.model = model

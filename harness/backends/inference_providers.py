@@ -32,6 +32,8 @@ class InferenceProvidersBackend(InferenceClientBackend):
     kind = "hf"
     description = "Hugging Face Inference Providers by model id (--provider, default auto); key from HF_TOKEN or --api-key"
     Config = InferenceProvidersConfig
+    #: the model and the provider asked for ("auto": the router picks one per request)
+    endpoint_fields = ("backend", "model", "provider")
 
     def __init__(self, config: InferenceProvidersConfig):
         super().__init__(config.model)

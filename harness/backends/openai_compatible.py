@@ -58,6 +58,9 @@ class OpenAICompatibleBackend(Backend):
         "any OpenAI-compatible server (/v1/chat/completions, /v1/completions); --base-url ending in /v1"
     )
     Config = OpenAIConfig
+    #: the URL, the model's id in /v1/models and the weights it names there (where it does); the
+    #: ``system_fingerprint`` of each reply is recorded with each answer (it is known only once one comes)
+    endpoint_fields = ("backend", "base_url", "model", "model_root")
 
     def __init__(self, config: OpenAIConfig):
         base_url, request_timeout = config.base_url, config.request_timeout
@@ -90,9 +93,12 @@ class OpenAICompatibleBackend(Backend):
         import openai
 
         client = self._client.with_options(timeout=HEALTH_TIMEOUT_SECONDS)
+        root = None
         try:
             page = await client.models.list()
             served = [entry.id for entry in page.data]
+            # the weights the server names for the model (vLLM's and SGLang's "root": a path or Hub id)
+            root = next((getattr(e, "root", None) for e in page.data if e.id == self.model), None)
         except openai.APIConnectionError as exc:
             raise ScrambledBenchError(
                 f"cannot reach {redact(self.base_url)} ({self._redact(one_line(_root_cause(exc)))}); is the server running?"
@@ -116,7 +122,13 @@ class OpenAICompatibleBackend(Backend):
             raise ScrambledBenchError(
                 f"model {self.model!r} is not served at {redact(self.base_url)}; served: {_listing(served)}"
             )
-        return {"backend": self.kind, "base_url": self.base_url, "model": self.model, "served_models": served}
+        return {
+            "backend": self.kind,
+            "base_url": self.base_url,
+            "model": self.model,
+            "model_root": root if isinstance(root, str) else None,
+            "served_models": served,
+        }
 
     async def generate(self, request: GenerationRequest) -> Generation:
         import aiohttp
@@ -145,7 +157,9 @@ class OpenAICompatibleBackend(Backend):
             raise BackendError("request timed out", retryable=True) from None
         except (aiohttp.ClientError, OSError) as exc:  # refused, reset, dropped mid-body...
             raise BackendError(
-                f"connection failed ({self._redact(one_line(_root_cause(exc)))})", retryable=True
+                f"connection failed ({self._redact(one_line(_root_cause(exc)))})",
+                retryable=True,
+                connection=True,
             ) from None
         if status >= 400:
             retry_after = parse_retry_after(headers.get("retry-after"))

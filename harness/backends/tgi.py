@@ -149,7 +149,9 @@ def hf_error(exc: BaseException, secrets: tuple[str | None, ...]) -> BackendErro
         return BackendError("request timed out", retryable=True)
     if isinstance(exc, tuple(module.TransportError for module in modules)):
         return BackendError(
-            f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})", retryable=True
+            f"connection failed ({exc.__class__.__name__}: {redact(one_line(exc), secrets)})",
+            retryable=True,
+            connection=True,
         )
     if isinstance(
         exc, (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError, IndexError)
@@ -232,6 +234,8 @@ class TGIBackend(InferenceClientBackend):
         "--base-url is the server root"
     )
     Config = TGIConfig
+    #: the URL and what /info says it serves: the model's id and the revision (sha) of its weights
+    endpoint_fields = ("backend", "base_url", "model", "model_id", "model_sha")
 
     def __init__(self, config: TGIConfig):
         base_url, request_timeout = config.base_url, config.request_timeout

@@ -37,8 +37,8 @@ class ScrambledQuestionAnswering(MultipleChoiceTask):
     anchors = ("original", "sub")
     view = View(
         titles={
-            "realtimeqa": "ScrQA zero-shot on RealtimeQA (cf. Table 5): Acc % over RPG %",
-            "dream": "ScrQA zero-shot on DREAM (cf. Table 6): Acc % over RPG %",
+            "realtimeqa": "ScrQA zero-shot on RealtimeQA (cf. Table 5): Acc % and RPG %, a row of each",
+            "dream": "ScrQA zero-shot on DREAM (cf. Table 6): Acc % and RPG %, a row of each",
         },
         panel_titles={"realtimeqa": "ScrQA, RealtimeQA", "dream": "ScrQA, DREAM"},
         figure="scrqa",

@@ -15,7 +15,9 @@ from scrambled_bench.harness.tasks.base import ED, RR, Task, TaskConfig, View, r
 from scrambled_bench.metrics.readers import DEFAULT_READER, get_reader
 
 VIEW = View(
-    titles={"realtimeqa": "ScrRec {shots} on RealtimeQA (cf. Table {table}): ED (lower is better) over RR %"},
+    titles={
+        "realtimeqa": "ScrRec {shots} on RealtimeQA (cf. Table {table}): ED (lower is better) and RR %, a row of each"
+    },
     panel_titles={"realtimeqa": "ScrRec {shots}, RealtimeQA"},
     figure="scrrec",
 )

@@ -7,7 +7,9 @@ sample's chosen text scrambled in memory: the user turns of ``input`` (plain tex
 parts) and/or the ``choices`` (``-T fields=input,choices``; default ``input``), never the ``target``. Each
 text is scrambled by :func:`~scrambled_bench.builder.scrambler.scramble`, the function of ``build`` and
 ``scramble``, keyed by the sample's id (a sample without one gets the id Inspect would give it, its position
-from 1) and the seed (``-T seed=0``), so a variant's samples are the same bytes on every run.
+from 1), the seed (``-T seed=0``) and the text's place (the field, and the position of a message, a text
+part or a choice), so a variant's samples are the same bytes on every run, every text draws on its own and
+the choices that differ stay different (:func:`~scrambled_bench.builder.scrambler.scramble_items`).
 
 The variant is named ``<task>_<type>`` (``inspect_evals/arc_easy_kfl``) and its metadata adds, to the
 canonical task's own, ``canonical_task`` (the canonical task's name, as its log records it),
@@ -28,7 +30,7 @@ from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import Dataset, MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ContentText
 
-from scrambled_bench.builder.scrambler import parse_type, scramble
+from scrambled_bench.builder.scrambler import TextPlace, parse_type, scramble, scramble_items
 from scrambled_bench.errors import ScrambledBenchError, first_line
 
 FIELDS = ("input", "choices")
@@ -62,18 +64,27 @@ def chosen_fields(fields: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _scrambled_message(message: ChatMessage, scramble_type: str, seed: int, key: str) -> ChatMessage:
-    """A user message with its text scrambled (every text part); any other message as it was."""
+def _scrambled_message(
+    message: ChatMessage, place: TextPlace, scramble_type: str, seed: int, key: str
+) -> ChatMessage:
+    """A user message with its text scrambled (every text part, each at its own place); any other message
+    as it was."""
     if message.role != "user":
         return message
     if isinstance(message.content, str):
-        content: Any = scramble(message.content, scramble_type, seed=seed, sample_id=key)
+        content: Any = scramble(message.content, scramble_type, seed=seed, sample_id=key, place=place)
     else:
         content = [
-            part.model_copy(update={"text": scramble(part.text, scramble_type, seed=seed, sample_id=key)})
+            part.model_copy(
+                update={
+                    "text": scramble(
+                        part.text, scramble_type, seed=seed, sample_id=key, place=place.item(index)
+                    )
+                }
+            )
             if isinstance(part, ContentText)
             else part
-            for part in message.content
+            for index, part in enumerate(message.content)
         ]
     return message.model_copy(update={"content": content})
 
@@ -84,6 +95,11 @@ def scrambled_sample(
     """A copy of ``sample`` with the chosen fields scrambled, keyed by ``key`` (pure; the target and every
     other field are the sample's own).
 
+    Each text draws from its own stream, as ``scramble`` draws a row's columns: the field's name is its
+    column path (``input``, ``choices``) and its position the message's (and the text part's) or the
+    choice's index; the choices are one list, kept distinct
+    (:func:`~scrambled_bench.builder.scrambler.scramble_items`).
+
     >>> sample = Sample(id="q1", input="Which planet is red?", choices=["Venus", "Mars"], target="B")
     >>> out = scrambled_sample(sample, "q1", "rs100", ["input", "choices"])
     >>> out.input != sample.input, out.choices != sample.choices, out.target, out.id, sample.input
@@ -93,14 +109,18 @@ def scrambled_sample(
     """
     update: dict[str, Any] = {}
     if "input" in fields:
+        place = TextPlace("input")
         if isinstance(sample.input, str):
-            update["input"] = scramble(sample.input, scramble_type, seed=seed, sample_id=key)
+            update["input"] = scramble(sample.input, scramble_type, seed=seed, sample_id=key, place=place)
         else:
-            update["input"] = [_scrambled_message(m, scramble_type, seed, key) for m in sample.input]
+            update["input"] = [
+                _scrambled_message(message, place.item(index), scramble_type, seed, key)
+                for index, message in enumerate(sample.input)
+            ]
     if "choices" in fields and sample.choices is not None:
-        update["choices"] = [
-            scramble(text, scramble_type, seed=seed, sample_id=key) for text in sample.choices
-        ]
+        update["choices"] = scramble_items(
+            list(sample.choices), scramble_type, seed=seed, sample_id=key, place="choices"
+        )
     return sample.model_copy(update=update)
 
 

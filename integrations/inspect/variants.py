@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.integrations.base import CanonicalTask, ScrambleRequest, WrittenVariants
+from scrambled_bench.integrations.outputs import manifest_head
 
 RESERVED = {"Task", "task", "canonical_task", "variant_task", "SPEC", "TASK_ARGS", "NAME", "FIELDS", "SEED"}
 """The task file's own names, which a task's function may not take."""
@@ -142,7 +143,7 @@ def task_file(task: InspectCanonicalTask, request: ScrambleRequest, path: str) -
         fields=fields,
         seed=request.seed,
     )
-    for scramble_type in request.types:
+    for scramble_type in request.all_types:
         text += VARIANT.format(
             name=task.short, scramble_type=scramble_type, spec=task.spec, fields=" and ".join(fields)
         )
@@ -151,9 +152,7 @@ def task_file(task: InspectCanonicalTask, request: ScrambleRequest, path: str) -
 
 def write_task_file(task: InspectCanonicalTask, request: ScrambleRequest) -> WrittenVariants:
     """Write ``DIR/inspect/scrambled_tasks.py`` and ``DIR/manifest.json``, all or nothing."""
-    from scrambled_bench import __version__
     from scrambled_bench.builder.build import swap_into_place
-    from scrambled_bench.builder.scramble import MANIFEST_KIND
 
     out = request.out
     final = out / FOLDER / MODULE_FILE
@@ -162,14 +161,7 @@ def write_task_file(task: InspectCanonicalTask, request: ScrambleRequest) -> Wri
         (tmp / FOLDER).mkdir()
         (tmp / FOLDER / MODULE_FILE).write_text(task_file(task, request, str(final)), encoding="utf-8")
         manifest = {
-            "kind": MANIFEST_KIND,
-            "version": __version__,
-            "source": request.source,
-            "harness": "inspect",
-            "tasks": [task.name],
-            "types": list(request.types),
-            "columns": list(request.columns),
-            "seed": request.seed,
+            **manifest_head(request, "inspect", [task.name]),
             "inspect": task.describe(),
             "outputs": {f"{FOLDER}/{MODULE_FILE}": {}},
         }

@@ -61,7 +61,7 @@ class LightevalHarness(DatasetHarness):
         )
 
         files = write_lighteval_tasks(folder / "lighteval")
-        return TaskFiles(files, run_hint(request.out, tasks, request.types), manifest_tasks(tasks, hub))
+        return TaskFiles(files, run_hint(request.out, tasks, request.all_types), manifest_tasks(tasks, hub))
 
     def read_logs(self, folder: Path) -> list[LoggedTask]:
         from scrambled_bench.integrations.lighteval.logs import read_lighteval_logs

@@ -113,6 +113,11 @@ class LightevalCanonicalTask(DatasetTask):
                 if before != after:
                     raise target_changes(self.name, columns, index, variant)
 
+    def check_template_columns(self, dataset: Any) -> None:
+        """Nothing to check before running: a lighteval task reads its columns in its Python prompt function,
+        which :meth:`refuse_target_columns` has already run on the first documents (a missing column fails
+        there, in one line)."""
+
     def golds(self, rows: Any) -> list[list[str] | None]:
         """The gold texts (``Doc.choices[gold_index]``) of each row, as the task's ``prompt_function`` makes
         its document (after ``hf_filter``); None for a row it skips."""

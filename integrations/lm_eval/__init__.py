@@ -51,7 +51,7 @@ class LmEvalHarness(DatasetHarness):
             folder / "lm_eval",
             tasks,
             request.out,
-            request.types,
+            request.all_types,
             columns=request.columns,
             seed=request.seed,
             hub=hub,

@@ -236,13 +236,12 @@ def default_folder(data: DataLocation) -> Path:
     'lm_eval_tasks'
     """
     import hashlib
-    import os
 
     from scrambled_bench import __version__
+    from scrambled_bench.io import user_cache_dir
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     key = hashlib.sha256(f"{__version__}\0{data.path}\0{data.revision}".encode()).hexdigest()[:12]
-    return cache / "scrambled_bench" / "lm_eval_tasks" / key
+    return user_cache_dir("lm_eval_tasks", key)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

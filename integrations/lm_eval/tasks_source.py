@@ -21,7 +21,13 @@ from typing import Any
 from scrambled_bench.builder.nested_columns import column_path
 from scrambled_bench.builder.scramble import Variant
 from scrambled_bench.errors import ScrambledBenchError, first_line
-from scrambled_bench.integrations.datasets import DatasetTask, closest_names, first_documents, target_changes
+from scrambled_bench.integrations.datasets import (
+    TARGET_CHECK_DOCS,
+    DatasetTask,
+    closest_names,
+    first_documents,
+    target_changes,
+)
 
 
 @dataclass
@@ -94,6 +100,9 @@ class LmEvalCanonicalTask(DatasetTask):
         self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
     ) -> None:
         check_not_target(self, dataset, columns, variants, seed)
+
+    def check_template_columns(self, dataset: Any) -> None:
+        check_template_columns(self, dataset)
 
 
 def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[LmEvalCanonicalTask]:
@@ -194,6 +203,36 @@ def template_columns(template: str) -> set[str]:
         return set(meta.find_undeclared_variables(jinja2.Environment().parse(template)))
     except jinja2.TemplateSyntaxError:
         return set()
+
+
+TEMPLATE_OPTIONS = ("doc_to_text", "doc_to_target", "doc_to_choice")
+"""The options of an lm-eval task that read a document's columns, by name or in a Jinja template."""
+
+
+def check_template_columns(task: LmEvalCanonicalTask, dataset: Any) -> None:
+    """A one-line error where ``doc_to_text``, ``doc_to_target`` or ``doc_to_choice`` names a column the
+    task's documents do not have (after ``process_docs``, where the task reshapes them): lm-eval would fail
+    on every document, so no variant is written."""
+    import jinja2
+
+    if task.config.get("process_docs") is not None:
+        documents = _processed(task, dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset)))))
+        if not documents:
+            return
+        available = set(documents[0])
+    else:
+        available = set(dataset.features)
+    known = available | set(jinja2.Environment().globals)
+    for option in TEMPLATE_OPTIONS:
+        value = task.config.get(option)
+        if not isinstance(value, str) or value in available:
+            continue
+        missing = sorted(template_columns(value) - known)
+        if missing:
+            raise ScrambledBenchError(
+                f"task {task.name}: {option} reads column {missing[0]!r}, which its documents do not have "
+                f"(columns: {', '.join(sorted(available))})"
+            )
 
 
 def _static_target_columns(task: LmEvalCanonicalTask, features: Sequence[str]) -> dict[str, str]:

@@ -3,6 +3,7 @@ ScrRec side is :mod:`scrambled_bench.metrics.readers.recovery`."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.metrics.readers.common import Reading, check_arguments, check_output, parse_choices
+from scrambled_bench.metrics.readers.content import ChoiceContent, clauses
 from scrambled_bench.metrics.readers.recovery import read_recovery
 
 # Typographic and guillemet quotes read as their ASCII counterparts.
@@ -43,7 +45,8 @@ _ECHO = re.compile(r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|
 # A letter standing alone: what may follow it so that it is the letter and not the article "A" of
 # "A map" or the initial of "D.C.".
 _BARE_END = (
-    r"(?=\s*$|\s*\n|[):\]}]|[.,;!?](?![A-Za-z0-9])|\s*[\u2013\u2014]|\s+-\s|\s+\("
+    # "C.Huntington Bank": a letter glued by its full stop to a capitalised word (not "D.C." or "U.S.")
+    r"(?=\s*$|\s*\n|[):\]}]|[.,;!?](?![A-Za-z0-9])|\.(?=[A-Z][a-z])|\s*[\u2013\u2014]|\s+-\s|\s+\("
     r"|\s+(?:or|and|is|was|would|seems|appears|looks|fits|matches|because|since)\b)"
 )
 # A letter in any common quoting or bracketing, optionally inside LaTeX's \boxed{\textbf{...}}.
@@ -53,9 +56,14 @@ _LETTER_FORM = re.compile(
     r"(?:\(\s*(?P<round>[A-Ea-e])\s*\)|\[\s*(?P<square>[A-Ea-e])\s*\]|\{\s*(?P<curly>[A-E])\s*\}"
     r"|\"\s*(?P<double>[A-E])\s*\"|'\s*(?P<single>[A-E])\s*'|(?P<bare>[A-E])" + _BARE_END + ")"
 )
+# "A: The answer is ...": "A:" is the answer's label when an answer statement follows it.
+_A_LABEL_BEFORE_STATEMENT = r"(?i:(?:the\s+)?(?:correct\s+|final\s+|right\s+)?answer\b)"
 # Labels that may stand before a leading letter: "Answer:", "Final answer -", "Option", "Choice".
 _LABEL = re.compile(
-    r"(?:(?:the\s+)?(?:final|correct|best|right|my)\s+)?(?:answer|option|choice|letter)\b\s*[:\-=\u2013\u2014]?\s*",
+    r"(?:(?:the\s+)?(?:final|correct|best|right|my)\s+)?(?:answer|option|choice|letter)\b\s*[:\-=\u2013\u2014]?\s*"
+    # "A: (C) Cook", "A: The answer is (B).": the "A:" of a "Q: ... A: ..." format, when another letter or
+    # an answer statement follows it
+    r"|(?-i:A)\s*:\s*(?=[(\[][A-E][)\]]|[A-E](?:[).:]|\s*$)|" + _A_LABEL_BEFORE_STATEMENT + ")",
     re.IGNORECASE,
 )
 # Words that may stand between a label or an answer statement and the answer itself.
@@ -122,11 +130,21 @@ _ALTERNATIVE = re.compile(r"(?:\b(?:or|and/or|and|vs\.?|versus|nor)\s+|^\s*[,/]\
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _BOXED = re.compile(r"\\boxed\s*\{")
 _TOKEN = re.compile(r"[^\W_]+")
+# How often an output must state a choice's content, in other words, for that to be its answer; once is
+# enough in a short answer (this many sentences at most).
+_REPEATED = 2
+_SHORT_ANSWER = 3
+# The most words a choice's label may have after its letter ("C) 371 days"): longer, it is an explanation.
+_LABEL_WORDS = 12
 # How far after a letter or a statement the reader looks for the words that go with it (a choice's text,
 # "or (B)"): far more than any choice's text, and it keeps reading a long degenerate output linear.
 _NEAR = 400
 # After a number, more of a number or of a calculation: "6 - 2 = 4" does not state the choice "6".
 _GOES_ON = re.compile(r"\s*(?:[-+*/^=:\u00d7\u00f7]|[.,]?\d)")
+# A calculation or a compound quantity, whose numbers are not the choices they equal ("6 - 2 = 4").
+_CALCULATION = re.compile(
+    r"[=+*/^\u00d7\u00f7]|\d\s*[-\u2013]\s*\d|\b(?:and|plus|minus|times)\s+\d", re.IGNORECASE
+)
 # After any choice text, another quantity joined to it: "2 hours and 30 minutes" is not "2 hours".
 _GOES_ON_WITH_NUMBER = re.compile(r"\s+(?:and|plus|minus|times)\s+\d", re.IGNORECASE)
 # Words that, up to three words before a choice's text, keep it from being the answer ("never mentions
@@ -136,7 +154,33 @@ _NEGATING |= {"whether", "if", "unlike"}
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
-_LISTED_CHOICE = re.compile(r"[ \t]*[(\[]?([A-E])[)\].:][ \t]*([^\n]*)\n")
+# "A:" at the start, a question-and-answer format's label; and how many words make what follows a sentence.
+_ANSWER_LABEL = re.compile(r"A[ \t]*:[ \t]*(?![(\[]?[A-E](?:[)\].:]|\s*$))")
+_SENTENCE_WORDS = 3
+# A line that starts with a capital and the mark of a listed option ("A) ...", "(B) ...", "C: ...").
+_LISTED_LINE = re.compile(r"^[ \t]*[(\[]?([A-Z])[)\].:][^\n]*", re.MULTILINE)
+# A declaration that no choice is right, which takes back an answer given before it.
+_NO_CHOICE_FITS = re.compile(
+    r"\bnone\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|answer\s+choices|given\s+(?:options|choices))\b"
+    r"|\bno\s+(?:correct|right|valid)\s+(?:answer|option|choice)\b|\bcannot\s+be\s+determined\b"
+    r"|\b(?:is|are)\s+not\s+(?:among|in|one\s+of)\s+the\s+(?:given\s+)?(?:choices|options|answer\s+choices)\b",
+    re.IGNORECASE,
+)
+# A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
+_LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
+_LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
+# The end of a clause: where the words that gave an answer end.
+_CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
+# One line that goes through three options or more in order from A: "A)Orange (B)Lime (C)Raspberry".
+_INLINE_RECITAL = re.compile(
+    r"^[ \t]*[(\[]?A[)\].:][^\n(\[]*[(\[]B[)\]][^\n(\[]*[(\[]C[)\]][^\n]*", re.MULTILINE
+)
+# A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
+_LETTER_LINE = re.compile(
+    r"^[ \t]*(?!A[ \t]*:[ \t]*" + _A_LABEL_BEFORE_STATEMENT + ")"
+    r"(?:A[ \t]*:[ \t]*(?=[(\[]?[A-E](?:[)\].:]|[ \t]*$)))?[(\[]?(?P<line>[A-E])(?:[)\].:]|\.(?=[A-Z][a-z])|[ \t]*$)",
+    re.MULTILINE,
+)
 
 
 def _letter_of(match: re.Match) -> str:
@@ -154,6 +198,23 @@ class _Choices:
     def __init__(self, choices: Sequence[str]):
         self.valid = LETTERS[: len(choices)]
         self.tokens = [_tokens(choice) for choice in choices]
+        self._texts = choices
+
+    @functools.cached_property
+    def content(self) -> ChoiceContent:
+        """What each choice says, in distinctive words (made when a rule first needs it)."""
+        return ChoiceContent(self._texts)
+
+    def stated(self, text: str) -> str | None:
+        """The letter of the choice that the sentence ``text`` begins states by its content, if the sentence
+        is one short clause, a label ("371 days", "the Disneys"), and states exactly one choice."""
+        sentence = clauses(_sentence_rest(text))
+        if len(sentence) != 1 or len(_tokens(sentence[0])) > _LABEL_WORDS or _CALCULATION.search(sentence[0]):
+            return None
+        if _NAMED_LETTER.search(sentence[0]):  # "this is (A) 20%": the letter speaks, not the words
+            return None
+        index = self.content.stated(sentence[0])
+        return None if index is None else self.valid[index]
 
     def exactly(self, text: str) -> str | None:
         """The letter of the one choice whose text ``text`` is (after normalising), if exactly one."""
@@ -222,18 +283,68 @@ def _goes_on(tokens: list[str], after: str) -> bool:
     return bool((tokens[-1].isdigit() and _GOES_ON.match(after)) or _GOES_ON_WITH_NUMBER.match(after))
 
 
-def _skip_listed_choices(text: str, choices: _Choices) -> str:
-    """``text`` after a list of the choices the model copied before answering ("A. ...\\nB. ...\\n")."""
-    position, listed = 0, 0
-    while line := _LISTED_CHOICE.match(text, position):
+def _without_answer_label(text: str, choices: _Choices) -> str:
+    """``text`` without the "A:" of a question-and-answer format that stands before a sentence.
+
+    "A: Linda ekpsas English ... The answer is (C)" labels an answer with "A:", as a transcript labels a
+    speaker: when the words after "A:" are a sentence that is not choice A's (they neither begin with its
+    text nor state its content), the "A" is no letter.
+
+    >>> choices = _Choices(["Amazon", "Microsoft", "Meta", "Google"])
+    >>> _without_answer_label("A: The evidence does not say.", choices)
+    'The evidence does not say.'
+    >>> _without_answer_label("A: Amazon, it bought the firm.", choices)
+    'A: Amazon, it bought the firm.'
+    """
+    label = _ANSWER_LABEL.match(text)
+    if not label:
+        return text
+    after = text[label.end() :]
+    words = _tokens(_sentence_rest(after))
+    own = choices.tokens[0]
+    if len(words) < _SENTENCE_WORDS or (own and words[: len(own)] == own) or choices.stated(after):
+        return text
+    return after
+
+
+def _without_recitals(text: str) -> tuple[str, bool]:
+    """``text`` without the lists of the options it recites ("A. ...\\nB. ...\\nC. ..."), and whether it had one.
+
+    A recital is two or more lines in a row (blank lines between them allowed) that start with the letters
+    in order from A, whatever follows them: the model copied (or rewrote) the options, which answers
+    nothing. A model in a loop may go on past the question's letters ("D: He is calling.\\nE: He is ill.\\nF:
+    He is ill. ..."), and so does the recital. Three or more options in order from A on one line ("A)Orange
+    (B)Lime (C)Raspberry (D)Blueberry") are a recital too.
+
+    >>> _without_recitals("A) Amazon\\nB) Meta\\n\\nThe answer is (B).")
+    ('\\n\\n\\nThe answer is (B).', True)
+    >>> _without_recitals("A)Orange (B)Lime (C)Raspberry\\nThe answer is (C).")
+    ('\\n\\nThe answer is (C).', True)
+    >>> _without_recitals("A) Amazon, because ...\\nThe answer is (A).")
+    ('A) Amazon, because ...\\nThe answer is (A).', False)
+    """
+    recitals: list[tuple[int, int]] = []
+    start, end, following = 0, -1, ""  # the run of listed lines being followed, and its next letter
+    for line in _LISTED_LINE.finditer(text):
         letter = line.group(1)
-        if (
-            letter not in choices.valid
-            or _tokens(line.group(2)) != choices.tokens[choices.valid.index(letter)]
-        ):
-            break
-        position, listed = line.end(), listed + 1
-    return text[position:] if listed >= 2 else text
+        if letter == following and not text[end : line.start()].strip():
+            end, following = line.end(), chr(ord(letter) + 1)
+            continue
+        if following > "B":  # the run that ends here had two lines or more
+            recitals.append((start, end))
+        start, end, following = (line.start(), line.end(), "B") if letter == "A" else (0, -1, "")
+    if following > "B":
+        recitals.append((start, end))
+    recitals += [line.span() for line in _INLINE_RECITAL.finditer(text)]
+    if not recitals:
+        return text, False
+    kept, position = [], 0
+    for start, end in sorted(recitals):
+        if start < position:  # a line of both kinds
+            continue
+        kept += [text[position:start], "\n"]
+        position = end
+    return "".join(kept) + text[position:], True
 
 
 def _words_after(text: str, count: int) -> str:
@@ -273,8 +384,34 @@ class _Verdict:
     hedged: bool = False
 
 
+#: The rules a ScrQA reading names: those that read a letter, then those that say why none was read. Each is
+#: a section of the rulebook, docs/readers_disagreements.md, and a test keeps the two in step.
+CHOICE_RULES = (
+    "choice-text",
+    "leading-letter",
+    "cut-off-lead-in",
+    "answer-is",
+    "named-letter",
+    "choice-mention",
+    "choice-paraphrase",
+    "boxed",
+    "answer-after-echo",
+    # no answer, and why
+    "empty",
+    "prompt-echo",
+    "recital",
+    "hedge",
+    "ambiguous",
+    "cycle",
+    "letter-text-conflict",
+    "letter-outside-choices",
+    "no-answer",
+)
+
+
 class CarefulReader:
-    """What a careful human reader reads as the model's answer.
+    """What a careful human reader reads as the model's answer. The rulebook, docs/readers_disagreements.md,
+    has every rule with examples and how it differs from the paper's parse.
 
     ScrQA on RealtimeQA and DREAM (zero-shot), rules in priority order; the first that reads decides:
 
@@ -285,44 +422,54 @@ class CarefulReader:
        and then answers it; otherwise "prompt-echo" (a pure echo, or a new question the model made up).
        The prompt's "among A through D" never counts as naming letters.
     3. "choice-text": the whole output is one choice's text, case and punctuation aside (“Red squirrels”
-       for "Red squirrels."). A copy of the choices listed line by line ("A. ...\\nB. ...") is skipped.
+       for "Red squirrels."). Lines that recite the options in letter order ("A: ...\\nB: ...") are set
+       aside, whatever their text; a recital and nothing else is "recital".
     4. "leading-letter": the output starts with a letter in any common quoting or bracketing ("(B)",
        "[B]", "(b)", "**B**", "B)", "B:", "B.", "'C'", "“B”: ...", "«A»", "\\boxed{B}", "Option B",
-       "Answer: B", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a word is
-       the article or a pronoun ("A map is ...", "I think ..."), not a letter. "cut-off-lead-in": the same
-       after a fragment of a word ("s A.": the generation began mid-word).
+       "Answer: B", "A: (B)", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a
+       word is the article or a pronoun ("A map is ...", "I think ..."), not a letter. "cut-off-lead-in":
+       the same after a fragment of a word ("s A.": the generation began mid-word).
     5. "choice-text": the output starts with a choice's text and goes on ("Ground beef, according to
        ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie.
     6. "answer-is": the first statement that commits to an answer, anywhere ("the answer is (C)",
        "Answer: B", "the correct option is D", "I'd go with", "I think it's", "so (B).", "closest to (A)",
-       "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form or a choice's
-       text. Not statements: "Let's check each option:" (goes through the choices), a question ("Could
-       the answer be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
+       "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form, a choice's
+       text or a short clause that states one choice's content ("the answer is Disneys."). Not
+       statements: "Let's check each option:" (goes through the choices), a question ("Could the answer
+       be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
     7. "named-letter": the only letter named unmistakably ("(A)", "[A]", "'A'", "Option A", "A is
        correct", or a letter opening a line of its own); letters ruled out ("not (B)", "(B) is wrong")
        do not count. Two or more: "ambiguous".
-    8. "choice-mention": a one-sentence output, not a question, that contains exactly one choice's text,
-       not after a negation ("They are in a library." reads "In a library."; "The evidence never mentions
-       Microsoft." reads nothing).
-    9. Nothing read: "hedge" if an answer was offered beside another on the way, "prompt-echo" if the
-       output only repeats the prompt's last line, else "no-answer".
+    8. "choice-mention": a short answer (three sentences at most) that states exactly one choice, once: its
+       text, not after a negation ("They are in a library." reads "In a library."; "The evidence never
+       mentions Microsoft." reads nothing), or its content in other words
+       (:mod:`~scrambled_bench.metrics.readers.content`: "The woman is tired of her present job." reads
+       "She is tired of her present work.").
+    9. "choice-paraphrase": no letter, but one choice's content stated again and again (two clauses or
+       more), and no other choice's.
+    10. Nothing read: "hedge" if an answer was offered beside another on the way, "recital", "prompt-echo"
+        if the output only repeats the prompt's last line, else "no-answer".
 
     Every letter read is checked: one that is not among the choices gives no answer
-    ("letter-outside-choices"), as does one whose following words are exactly another choice's text
-    ("letter-text-conflict", e.g. "(C) Microsoft" when Microsoft is B). One offered beside another in the
-    same sentence ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's
-    own words, as in "(C) Both A and B") is no commitment: the search goes on down the rules.
+    ("letter-outside-choices"), as does one whose words name another choice ("letter-text-conflict":
+    "(C) Microsoft" when Microsoft is B, "C) 371 days" when D is 371, or an output that after its letter
+    states another choice's content again and again). One offered beside another in the same sentence
+    ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's own words, as in
+    "(C) Both A and B") is no commitment: the search goes on down the rules. One the output contradicts by
+    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle".
 
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
     one ("the answer is (C)", "... C", "\\boxed{C}", the choice's text, "The closest answer choice is
     (D)"), "hedge" if that statement hedges; then "boxed": the last ``\\boxed{...}`` holding a letter or a
     choice's text; then "named-letter": the one letter the last sentence names and does not rule out
     ("Since choice (C) works, ...", "... = (A)."); then "no-answer". A number that goes on ("the answer is
-    6 - 2 = 4") is not the choice "6".
+    6 - 2 = 4") is not the choice "6". A worked solution may correct itself: no cycle is looked for.
 
     Knowingly left unread (no answer rather than a guess): a bare lower-case letter ("b"), part of a
-    choice's text ("A restaurant" for "At a restaurant."), a choice mentioned inside a longer explanation
-    that never commits, an equivalent quantity ("2 hours and 30 minutes" for "2.5 hours").
+    choice's text ("A restaurant" for "At a restaurant."), half of a choice's distinctive words ("Burgers"
+    for "Burger King"), a choice mentioned once inside a longer explanation, a synonym beyond a shared stem
+    or world knowledge ("the Crucible" for the World Snooker Championship), an equivalent quantity ("2
+    hours and 30 minutes" for "2.5 hours").
 
     ScrRec: see :meth:`read_recovery`.
 
@@ -377,20 +524,26 @@ class CarefulReader:
         spelled = choices.exactly(text)
         if spelled:
             return Reading(spelled, "choice-text")
-        text = _skip_listed_choices(text, choices)
+        text, recited = _without_recitals(text)
+        text = _without_answer_label(_LEADING_SYMBOLS.sub("", text.strip()), choices)
         rules = (
             self._leading_letter,
             self._leading_choice_text,
             self._first_statement,
             self._named_letter,
             self._mentioned_choice,
+            self._paraphrased_choice,
         )
         for rule in rules:  # in priority order; a hedge seen on the way is remembered in the verdict
             reading = rule(text, choices, verdict)
             if reading is not None:
+                if reading.value is not None:
+                    return _contradiction(reading.value, text, choices) or reading
                 return reading
         if verdict.hedged:
             return Reading(None, "hedge")
+        if recited and not text.strip():
+            return Reading(None, "recital")
         return Reading(None, "prompt-echo" if _PROMPT_LEAD_IN.search(text) else "no-answer")
 
     @staticmethod
@@ -461,14 +614,25 @@ class CarefulReader:
                 negated = _NEGATING & set(words[max(0, start - 3) : start])
                 if words[start : start + len(tokens)] == tokens and not negated:
                     found.append((start, start + len(tokens), choices.valid[index]))
-        # a choice inside the words of a longer one ("at seven" in "at seven fifty") is not mentioned itself
-        found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
-        letters = {letter for _, _, letter in found}
+        letters = {letter for _, _, letter in _outermost(found)}
         if len(letters) == 1:
             return Reading(letters.pop(), "choice-mention")
         if len(letters) > 1 and {"or", "either"} & set(words):
             verdict.hedged = True
         return None
+
+    @staticmethod
+    def _paraphrased_choice(text: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
+        """An output that states one choice's content, in its words or others, and no other choice's: again
+        and again ("choice-paraphrase"), or once in a short answer ("choice-mention")."""
+        stated = choices.content.statements(text)
+        if not stated or len(set(stated)) != 1:
+            return None
+        letter = choices.valid[stated[0]]
+        if len(stated) >= _REPEATED:
+            return Reading(letter, "choice-paraphrase")
+        sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if _tokens(part)]
+        return Reading(letter, "choice-mention") if len(sentences) <= _SHORT_ANSWER else None
 
     # ------------------------------------------------------------ chain of thought
 
@@ -592,6 +756,83 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
     return named
 
 
+def _outermost(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The (start, end, letter) spans not inside another one: a choice inside the words of a longer one ("at
+    seven" in "at seven fifty") is not mentioned itself. One sweep, so that a long output stays linear.
+
+    >>> _outermost([(0, 2, "B"), (0, 3, "C"), (5, 6, "A")])
+    [(0, 3, 'C'), (5, 6, 'A')]
+    """
+    spans: dict[tuple[int, int], set[str]] = {}
+    for start, end, letter in found:
+        spans.setdefault((start, end), set()).add(letter)
+    kept, reach = [], -1
+    for (start, end), letters in sorted(spans.items(), key=lambda span: (span[0][0], -span[0][1])):
+        if end > reach:  # not inside an earlier, longer span
+            kept += [(start, end, letter) for letter in sorted(letters)] if len(letters) == 1 else []
+            reach = end
+    return kept
+
+
+def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
+    """No answer, and why, when the zero-shot answer ``letter`` is no commitment after all; None when nothing
+    contradicts it.
+
+    "cycle": the output also commits to another choice (another "the answer is ...", or a line given to
+    another letter). "letter-text-conflict": a letter elsewhere is followed by another choice's text, or
+    the output states another choice's content again and again and never this one's. "no-answer": it says
+    that none of the choices is right.
+    """
+    if _NO_CHOICE_FITS.search(text) and not any(_NO_CHOICE_FITS.search(" ".join(t)) for t in choices.tokens):
+        return Reading(None, "no-answer")  # "B. But none of the options is correct."
+    verdict = _Verdict()
+    # what follows a statement or a letter is read within _NEAR (bounded slices keep a long output linear),
+    # and a passage read once is not read again (a model stuck in a loop repeats itself)
+    read: set[tuple[str, str]] = set()
+    places = [(None, statement.end()) for statement in _statements(text)]
+    places += [(line.group("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
+    places += [
+        (label.group(1), label.end())
+        for label in _LETTER_LABELS.finditer(text)
+        if _is_label(label, text, choices)
+    ]
+    for named, end in places:
+        after = text[end : end + 2 * _NEAR]
+        if (named or "", after) in read:
+            continue
+        read.add((named or "", after))
+        if named is None:
+            reading = _read_stated(after, choices, verdict)
+        else:
+            reading = _judge_letter(named, after, "leading-letter", choices, verdict)
+        if reading is not None and reading.rule == "letter-text-conflict":
+            return reading
+        if reading is not None and reading.value is not None and reading.value != letter:
+            return Reading(None, "cycle")
+    # what the output goes on to say, after the clause that gave the answer ("Cereal\n\nThe data shows that
+    # eggs decreased the most ... eggs ...")
+    first = _CLAUSE_END.search(text)
+    stated = [
+        choices.valid[index] for index in choices.content.statements(text[first.end() :] if first else "")
+    ]
+    others = {other for other in stated if other != letter}
+    if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
+        return Reading(None, "letter-text-conflict")
+    return None
+
+
+def _is_label(label: re.Match, text: str, choices: _Choices) -> bool:
+    """Whether a bracketed letter inside a line is given as an answer: followed by its own choice's text and
+    then nothing but the end of the line or another letter ("C)OPEC (D)IOC (E)")."""
+    letter = label.group(1)
+    if letter not in choices.valid or not (own := choices.tokens[choices.valid.index(letter)]):
+        return False
+    after = text[label.end() : label.end() + _NEAR]
+    if _tokens(after)[: len(own)] != own:
+        return False
+    return bool(_LABEL_ENDS.match(_words_after(after, len(own))))
+
+
 def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict: _Verdict) -> Reading | None:
     """A letter read by ``rule`` checked: one of the choices, not contradicted, not hedged."""
     if _NEGATED_AFTER.match(rest):  # "(A) is wrong, ..." names a letter to rule it out
@@ -601,7 +842,10 @@ def _judge_letter(letter: str, rest: str, rule: str, choices: _Choices, verdict:
     after = rest.lstrip(" )].:-\u2013\u2014\t")
     said = _sentence_rest(after)
     own = choices.tokens[choices.valid.index(letter)]
-    other = choices.exactly(said)
+    # the words after the letter are another choice's text, start with it ("C) 371 days" when D is 371), or
+    # state its content ("B) the Disneys")
+    spelled = choices.prefix(after)
+    other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
     if other and other != letter and _tokens(said) != own:
         return Reading(None, "letter-text-conflict")
     if own and _tokens(after[:_NEAR])[: len(own)] == own:
@@ -631,7 +875,8 @@ def _read_stated(after: str, choices: _Choices, verdict: _Verdict) -> Reading | 
                 verdict.hedged = True
                 return None
             return Reading(letter, "answer-is")
-    return None
+    stated = choices.stated(rest)  # "the answer is Disneys.", "the answer is: 16%"
+    return Reading(stated, "answer-is") if stated else None
 
 
 def _braced(text: str, start: int) -> str:

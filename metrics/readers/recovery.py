@@ -7,6 +7,18 @@ import re
 
 from scrambled_bench.metrics.readers.common import Reading
 
+#: The rules a ScrRec reading names, in the order the steps run (``empty`` when nothing is left). Each is a
+#: section of the rulebook, docs/readers_disagreements.md; a test keeps the two in step.
+RECOVERY_RULES = (
+    "prompt-continuation",
+    "code-fence",
+    "preamble",
+    "trailing-note",
+    "quotes",
+    "plain",
+    "empty",
+)
+
 # The prompt format repeated after the answer (base models), or the model's restating of the input.
 _SCRAMBLED_MARKER = re.compile(r"(?:^|(?<=\s))(?:The\s+)?Scrambled(?:\s+sentence)?\s*:", re.IGNORECASE)
 _RECOVERED_MARKER = re.compile(

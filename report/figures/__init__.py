@@ -77,11 +77,18 @@ def build_figures(
 ) -> list[ReportFigure]:
     """Every figure the runs have data for, with the ``paper``'s models where selected (all nineteen: as a
     band and median; fewer: one by one); ``sizes`` (run label -> parameter count) places the runs in the
-    parameter-count figure.
+    parameter-count figure. A figure with nothing of the runs' to show comes back not drawn (its
+    ``figure`` None), with why (``not_drawn``).
 
-    >>> from scrambled_bench.report.paper import paper_models
-    >>> [f.name for f in build_figures([EXAMPLE_RUN])], [f.name for f in build_figures([EXAMPLE_RUN], paper=paper_models()[:1])]
-    (['scrqa'], ['scrqa', 'scale'])
+    >>> import matplotlib.pyplot as plt
+    >>> from scrambled_bench.report.params import ParameterCount
+    >>> built = build_figures([EXAMPLE_RUN], sizes={"example": ParameterCount(135_000_000, "--params")})
+    >>> [(f.name, f.figure is not None) for f in built]
+    [('scrqa', True), ('scale', True)]
+    >>> [plt.close(f.figure) for f in built if f.figure is not None] and None
+    >>> [(f.name, f.not_drawn) for f in build_figures([EXAMPLE_RUN]) if f.figure is None]
+    [('scale', "no run's size is known (pass --params, e.g. --params 135M)")]
+    >>> plt.close("all")
     """
     import matplotlib
 
@@ -102,20 +109,31 @@ def plot_figures(
     *,
     paper: Sequence[PaperModel] = (),
     sizes: Mapping[str, ParameterCount] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Every figure the runs have data for, each as PNG and SVG; returns the files written.
+    """Every figure the runs have data for, each as PNG and SVG; returns the files written. A figure not
+    drawn is told to ``notify``, in one line with why.
 
     >>> import tempfile
-    >>> [path.name for path in plot_figures([EXAMPLE_RUN], Path(tempfile.mkdtemp()))]
+    >>> [path.name for path in plot_figures([EXAMPLE_RUN], Path(tempfile.mkdtemp()), notify=print)]
+    scale.png not drawn: no run's size is known (pass --params, e.g. --params 135M)
     ['scrqa.png', 'scrqa.svg']
     """
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
     for one in build_figures(runs, paper=paper, sizes=sizes):
+        if one.figure is None:
+            _tell_not_drawn(one, notify, f"{one.name}.png")
+            continue
         written += save_png_and_svg(one.figure, out_dir, one.name)
         plt.close(one.figure)
     return written
+
+
+def _tell_not_drawn(one: ReportFigure, notify: Callable[[str], None] | None, what: str) -> None:
+    if notify is not None:
+        notify(f"{what} not drawn: {one.not_drawn}")
 
 
 def svg_figures(
@@ -123,8 +141,10 @@ def svg_figures(
     *,
     paper: Sequence[PaperModel] = (),
     sizes: Mapping[str, ParameterCount] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> list[tuple[ReportFigure, str]]:
-    """Every figure as SVG text, for embedding in one HTML file (no XML prolog).
+    """Every figure as SVG text, for embedding in one HTML file (no XML prolog); a figure not drawn is told
+    to ``notify``, in one line with why.
 
     >>> [(figure.name, svg[:4]) for figure, svg in svg_figures([EXAMPLE_RUN])]
     [('scrqa', '<svg')]
@@ -134,6 +154,9 @@ def svg_figures(
 
     rendered = []
     for one in build_figures(runs, paper=paper, sizes=sizes):
+        if one.figure is None:
+            _tell_not_drawn(one, notify, f"the {one.name} figure")
+            continue
         buffer = io.StringIO()
         # ids in SVG derive from the salt: one salt per figure keeps them unique within one HTML page
         with matplotlib.rc_context({**FIGURE_RC, "svg.hashsalt": f"scrambled-bench-{one.name}"}):

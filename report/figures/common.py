@@ -10,6 +10,9 @@ saving as PNG and SVG.
 - **The paper's models**, all nineteen (a bare ``--paper``): a grey band from the lowest to the highest of
   them, with their median as a dark line (:func:`band_point`).
 - A value the paper prints only as "< 0" is drawn at 0, with a small down-pointing triangle under it.
+- A run's value far beyond the paper's range (more than half that range past it: an RR of -1,400%) does not
+  stretch the axis: the axis keeps the paper's range and the other values, and the value sits at the
+  panel's edge as an arrow with the number written beside it (:func:`clip_outliers`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,14 @@ from scrambled_bench.plots import (
     visible,
     wrap,
 )
-from scrambled_bench.report.paper import PAPER_CITATION, PaperCell, PaperModel, paper_models
+from scrambled_bench.report.paper import (
+    PAPER_CITATION,
+    PaperCell,
+    PaperModel,
+    paper_cell,
+    paper_keys,
+    paper_models,
+)
 from scrambled_bench.report.params import ParameterCount
 from scrambled_bench.report.runs import Run
 
@@ -92,6 +102,13 @@ RUNS_NOTE = (
     "Filled circles: your runs, one color each; error bars: the interval results.json stores; runs that "
     "share an x are drawn side by side."
 )
+OUTLIER_REACH = 0.5
+"""How far past the paper's range (in spans of that range) a run's value may stretch an axis; a value
+further out is clipped (:func:`clip_outliers`)."""
+CLIPPED_NOTE = (
+    "An arrow at a panel's edge: a run's value far beyond the paper's range, off the axis so as not to squash "
+    "the rest; the value is written beside it."
+)
 EXAMPLE_RUN = Run(
     Path("runs/example"),
     {
@@ -102,6 +119,10 @@ EXAMPLE_RUN = Run(
                 "dataset": "dream",
                 "scramble_type": t,
                 "accuracy": {"value": v, "ci": [v - 20.0, v + 10.0]},
+                # RPG = (Acc - Acc_sub) / (Acc_original - Acc_sub), where it is defined
+                **(
+                    {"relative_performance_gain": {"value": 40.0, "ci": [10.0, 70.0]}} if t == "rs100" else {}
+                ),
             }
             for t, v in (("original", 90.0), ("rs100", 60.0), ("sub", 40.0))
         },
@@ -115,12 +136,14 @@ EXAMPLE_RUN = Run(
 @dataclass
 class ReportFigure:
     """A figure of the report: the file stem it is saved under, its title (drawn over its panels), the
-    matplotlib figure, and a caption for the HTML page that says what the title does not."""
+    matplotlib figure, and a caption for the HTML page that says what the title does not. A figure with
+    nothing of the user's to show is not drawn: ``figure`` is None and ``not_drawn`` says why."""
 
     name: str
     title: str
     figure: Any
     caption: str = ""
+    not_drawn: str = ""
 
 
 @dataclass
@@ -293,6 +316,102 @@ def draw_below_zero(ax: Any, xs: Sequence[float], colour: str) -> None:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """A value drawn in a panel, for :func:`clip_outliers`: its x (data), value, interval, color, and
+    whether it is the paper's (``reference``: kept in view, never clipped) or a run's."""
+
+    x: float
+    value: float
+    ci: Sequence[float] | None
+    colour: str
+    reference: bool = False
+
+
+def paper_range(table: str | None, label: str | None = None) -> tuple[float, float] | None:
+    """The lowest and highest value the paper's ``table`` prints for all its models, in the rows ``label``
+    (a metric: "RR"; None: every row but "all", e.g. the question categories); "< 0" counts as 0. None
+    where the table has no value.
+
+    >>> paper_range("table4_scrrec_realtimeqa_zeroshot", "RR")
+    (0.0, 96.66)
+    """
+    values = []
+    for model in paper_models():
+        labels = [label] if label else [k for k in paper_keys(table, model) if k != "all"]
+        for row in labels:
+            for key in paper_keys(table, model, row):
+                cell = paper_cell(table, model, row, key)
+                if cell is not None:
+                    values.append(0.0 if cell.below_zero else cell.value)
+    return (min(values), max(values)) if values else None
+
+
+def clip_outliers(
+    marks: Mapping[Any, Sequence[Mark]], ranges: Mapping[Any, tuple[float, float] | None]
+) -> bool:
+    """Keep each y axis to what it shows where a run's value lies far beyond the paper's range.
+
+    ``marks``: per axes, the values drawn there (the paper's and the runs'); ``ranges``: per axes, the
+    paper's range of its metric (:func:`paper_range`; None: none, nothing is clipped). A run's value more
+    than :data:`OUTLIER_REACH` of that range's span past it is an outlier: the axes (with those sharing
+    their y axis) are set to the other values (the paper's drawn there, the runs' with their intervals), and
+    each outlier is drawn at the panel's edge as an arrow in its run's color, the value written beside it.
+    Where nothing else is drawn (every value an outlier, no paper), the axis shows the values as they are.
+    Returns whether any value was clipped.
+    """
+    clipped = False
+    done: set[int] = set()
+    for ax in marks:
+        if id(ax) in done:
+            continue
+        group = [other for other in ax.get_shared_y_axes().get_siblings(ax) if other in marks] or [ax]
+        done.update(id(other) for other in group)
+        known = [ranges.get(other) for other in group if ranges.get(other) is not None]
+        if not known:
+            continue
+        low, high = min(r[0] for r in known), max(r[1] for r in known)
+        reach = OUTLIER_REACH * max(high - low, 1.0)
+        floor, ceiling = low - reach, high + reach
+        drawn = [(other, m) for other in group for m in marks[other]]
+        outliers = [(other, m) for other, m in drawn if not m.reference and not floor <= m.value <= ceiling]
+        kept = [m for _, m in drawn if m.reference or floor <= m.value <= ceiling]
+        if not outliers or not kept:
+            continue
+        shown_values = []
+        for m in kept:
+            shown_values += [m.value, *(min(max(v, floor), ceiling) for v in (m.ci or ()))]
+        bottom, top = min(shown_values), max(shown_values)
+        pad = 0.08 * (top - bottom or 1.0)
+        ax.set_ylim(bottom - pad, top + pad)
+        for other, m in outliers:
+            _draw_clipped(other, m, above=m.value > ceiling)
+        clipped = True
+    return clipped
+
+
+def _draw_clipped(ax: Any, mark: Mark, *, above: bool) -> None:
+    """An arrow to the panel's edge at ``mark.x``, pointing the way the value lies, with the value beside."""
+    from matplotlib.transforms import blended_transform_factory
+
+    edge = blended_transform_factory(ax.transData, ax.transAxes)
+    ax.annotate(
+        f"{mark.value:,.1f}",
+        xy=(mark.x, 1.0 if above else 0.0),
+        xycoords=edge,
+        xytext=(0, -24 if above else 24),
+        textcoords="offset points",
+        ha="center",
+        va="top" if above else "bottom",
+        fontsize=7,
+        color=mark.colour,
+        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+        arrowprops={"arrowstyle": "-|>", "color": mark.colour, "linewidth": 1.2, "shrinkA": 0, "shrinkB": 0},
+        annotation_clip=False,
+        zorder=6,
+    )
+
+
+@dataclass(frozen=True)
 class BandPoint:
     """The paper's models at one x: lowest, median and highest; -inf stands for "< 0"."""
 
@@ -381,6 +500,7 @@ __all__ = [
     "BAND_LABEL",
     "BAND_NOTE",
     "BELOW_ZERO_NOTE",
+    "CLIPPED_NOTE",
     "EXAMPLE_RUN",
     "FAMILY_COLOURS",
     "FIGURE_RC",
@@ -388,15 +508,18 @@ __all__ = [
     "MEDIAN_COLOUR",
     "MEDIAN_LABEL",
     "NOTE_SIZE",
+    "OUTLIER_REACH",
     "RUNS_NOTE",
     "RUN_MARKER",
     "SIZE_MARKERS",
     "SPARE_MARKERS",
     "BandPoint",
     "FigureInputs",
+    "Mark",
     "ReportFigure",
     "Series",
     "band_point",
+    "clip_outliers",
     "dodge",
     "draw_band",
     "draw_below_zero",
@@ -409,6 +532,7 @@ __all__ = [
     "numbered",
     "paper_look",
     "paper_marker_note",
+    "paper_range",
     "places",
     "point",
     "run_look",

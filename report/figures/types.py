@@ -17,12 +17,15 @@ from scrambled_bench.harness.tasks import TASKS, Metric, Task
 from scrambled_bench.report.figures.common import (
     BAND_NOTE,
     BELOW_ZERO_NOTE,
+    CLIPPED_NOTE,
     RUNS_NOTE,
     BandPoint,
     FigureInputs,
+    Mark,
     ReportFigure,
     Series,
     band_point,
+    clip_outliers,
     dodge,
     draw_band,
     draw_below_zero,
@@ -33,8 +36,10 @@ from scrambled_bench.report.figures.common import (
     note_undefined,
     numbered,
     paper_marker_note,
+    paper_range,
     point,
     series_look,
+    shown,
     spare,
     undefined_reasons,
     visible,
@@ -141,11 +146,17 @@ def _family_lines(points: Sequence[tuple[str, float]]) -> list[list[tuple[str, f
 
 def draw_types_panel(
     ax: Any, series: Sequence[Series], types: Sequence[str], band: Mapping[str, BandPoint]
-) -> tuple[bool, bool]:
+) -> tuple[bool, bool, list[Mark]]:
     """The ``band`` of the paper's models, then each series' points with error bars, dodged around each
-    type; the rates of one family joined. Returns (anything drawn, any "< 0" drawn)."""
+    type; the rates of one family joined. Returns (anything drawn, any "< 0" drawn, the runs' points for
+    :func:`clip_outliers`)."""
     positions = {t: i for i, t in enumerate(types)}
     banded = [t for t in types if t in band]
+    marks = [
+        Mark(positions[t], shown(value), None, "", reference=True)
+        for t in banded
+        for value in (band[t].low, band[t].high)
+    ]
     if banded:
         draw_band(ax, [positions[t] for t in banded], [band[t] for t in banded], width=0.7)
     drawable = [
@@ -158,8 +169,8 @@ def draw_types_panel(
     for (one, number), offset in zip(drawable, dodge(len(drawable))):
         look = series_look(one, number)
         line = {"linestyle": look.pop("linestyle"), "linewidth": look.pop("linewidth")}
-        shown = [(t, v, ci) for t, (v, ci) in one.points.items() if v is not None and t in positions]
-        for family_line in _family_lines([(t, v) for t, v, _ in shown]):
+        values = [(t, v, ci) for t, (v, ci) in one.points.items() if v is not None and t in positions]
+        for family_line in _family_lines([(t, v) for t, v, _ in values]):
             ax.plot(
                 [positions[t] + offset for t, _ in family_line],
                 [v for _, v in family_line],
@@ -169,12 +180,14 @@ def draw_types_panel(
                 **line,
             )
         label: str | None = one.label
-        for t, v, ci in shown:
+        for t, v, ci in values:
             ax.errorbar(
                 positions[t] + offset, v, yerr=yerr(v, ci), linestyle="none", capsize=3, label=label, **look
             )
             label = None
+            marks.append(Mark(positions[t] + offset, v, ci, look["color"], reference=one.reference))
         below = [positions[t] + offset for t in one.below_zero if t in positions]
+        marks += [Mark(x, 0.0, None, look["color"], reference=one.reference) for x in below]
         if below:
             ax.plot(below, [0.0] * len(below), linestyle="none", label=label, **look)
             draw_below_zero(ax, below, look["color"])
@@ -182,7 +195,7 @@ def draw_types_panel(
     ax.set_xticks(range(len(types)), types, rotation=30, ha="right", rotation_mode="anchor")
     ax.set_xlim(-0.5, len(types) - 0.5)
     ax.grid(alpha=0.3)
-    return bool(drawable or banded), below_drawn
+    return bool(drawable or banded), below_drawn, marks
 
 
 def types_figure(
@@ -199,6 +212,7 @@ def types_figure(
     >>> fig = types_figure([(TASKS["scrqa"], "dream")], FigureInputs([EXAMPLE_RUN]))
     >>> [(ax.get_title(), ax.get_ylabel()) for ax in fig.axes if ax.get_visible()]
     [('ScrQA, DREAM', 'Acc (%)'), ('ScrQA, DREAM', 'RPG (%)')]
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     rows = max(len(task.metrics) for task, _ in panels)
     share_y = [
@@ -212,6 +226,8 @@ def types_figure(
         axes = [[ax] for ax in axes[0]]
     notes: list[str] = []
     below_zero = False
+    marks: dict[Any, list[Mark]] = {}
+    ranges: dict[Any, tuple[float, float] | None] = {}
     for column, (task, dataset) in enumerate(panels):
         per_row = []
         for metric in task.metrics:
@@ -231,7 +247,8 @@ def types_figure(
         types = types_of([*(one for _, series, _ in per_row for one in series), banded])
         for row, (metric, series, band) in enumerate(per_row):
             ax = axes[row][column]
-            drawn, below = draw_types_panel(ax, series, types, band)
+            drawn, below, marks[ax] = draw_types_panel(ax, series, types, band)
+            ranges[ax] = paper_range(task.view.paper_tables.get(dataset), metric.label)
             below_zero |= below
             ax.set_ylabel(metric.axis_label)
             ax.set_xlabel("scramble type")
@@ -250,6 +267,8 @@ def types_figure(
             ]
     if len(panels) > 1:  # side by side metrics share no axis to label once
         label_outer(axes, share_x, share_y)
+    if clip_outliers(marks, ranges):
+        notes.append(CLIPPED_NOTE)
     finish(
         fig,
         visible(axes),

@@ -214,3 +214,14 @@ def shared_data_dir() -> Path | None:
     if (path / "data").is_dir():
         path = path / "data"
     return path if path.is_dir() else None
+
+
+def user_cache_dir(*parts: str) -> Path:
+    """The package's folder in the user's cache, ``$XDG_CACHE_HOME/scrambled_bench`` (default
+    ``~/.cache/scrambled_bench``), joined with ``parts``; nothing is created.
+
+    >>> user_cache_dir("gguf-dequantised").parts[-2:]
+    ('scrambled_bench', 'gguf-dequantised')
+    """
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root.joinpath("scrambled_bench", *parts)

@@ -251,8 +251,10 @@ def save_png_and_svg(figure: Any, out_dir: Path, name: str) -> list[Path]:
     order.
 
     >>> import tempfile, matplotlib.pyplot as plt
-    >>> [path.name for path in save_png_and_svg(plt.figure(), Path(tempfile.mkdtemp()), "empty")]
+    >>> figure = plt.figure()
+    >>> [path.name for path in save_png_and_svg(figure, Path(tempfile.mkdtemp()), "empty")]
     ['empty.png', 'empty.svg']
+    >>> plt.close(figure)
     """
     import matplotlib
 

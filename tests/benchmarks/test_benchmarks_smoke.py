@@ -35,13 +35,21 @@ BENCHMARK_FIGURES = {
     "bench_builder.py": Benchmark(r"full default build \(\d+ configs\): [\d.]+ s wall"),
     "bench_scramble.py": Benchmark(r"ratio loop/build: [\d.]+ wall"),
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
-    "bench_probe.py": Benchmark(r"batch +1: +[\d.]+ samples/s", needs_shared=True),
+    "bench_readers.py": Benchmark(r"judged samples, all +\d+ +[\d,]+ +[\d,]+ +[\d,]+"),
+    "bench_probe.py": Benchmark(
+        r"torch vs sklearn accuracies[\s\S]*batch +1: +[\d.]+ samples/s", needs_shared=True
+    ),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
-    "bench_transformers_batch.py": Benchmark(r"batch +2: +[\d.]+ samples/s"),
+    "bench_transformers_batch.py": Benchmark(
+        r"from the cache = \d+% of the first[\s\S]*batch +2: backend +[\d.]+ samples/s[\s\S]*backend / raw: [\d.]+x"
+    ),
     "bench_token_estimate.py": Benchmark(r"worst \|error\| per type +[\d.]+%"),
     "bench_client_overhead.py": Benchmark(r"\d+\.\d+%\s+[\d.]+\s+aiohttp"),
     "bench_concurrency_speedup.py": Benchmark(r"speed-up\s+[\d.]+x"),
-    "bench_harness_throughput.py": Benchmark(r"\brun\s+[\d.]+\s+[\d.]+%[\s\S]*run reaches [\d.]+% of the reference client"),
+    "bench_server_determinism.py": Benchmark(r"concurrency 1, another order\s+\d+ of \d+ differ"),
+    "bench_harness_throughput.py": Benchmark(
+        r"\brun\s+[\d.]+\s+[\d.]+%[\s\S]*run reaches [\d.]+% of the reference client"
+    ),
 }
 
 

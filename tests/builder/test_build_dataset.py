@@ -50,11 +50,12 @@ def test_layout_card_and_manifest(small_build: Path):
     assert "| `dream_kfl` | dream | `kfl` | 4 |" in card
     assert "| `categories_annotator1` | DREAM |" in card
     assert "`categories` follow annotator 2, as in the paper's Tables 7 and 8" in card
-    assert "## Version history" in card and "| 1.0.0 |" in card
+    assert "## Version history" in card and "| 1.1.0 |" in card and "| 1.0.0 |" in card
+    assert "This is version **1.1.0** (tag `v1.1.0`)" in card and "the text's column `original`" in card
     manifest = json.loads((small_build / "manifest.json").read_text())
     assert (manifest["version"], manifest["tag"], manifest["seed"], manifest["window"]) == (
-        "1.0.0",
-        "v1.0.0",
+        "1.1.0",
+        "v1.1.0",
         0,
         "2023-03-17:2023-08-04",
     )
@@ -68,6 +69,32 @@ def test_layout_card_and_manifest(small_build: Path):
         "google-deepmind/AQuA/test.json" in sources
         and "nlpdata/dream/annotation/annotator1_dev.txt" in sources
         and "nlpdata/dream/annotation/annotator2_test.txt" in sources
+    )
+
+
+def test_a_build_records_its_seed_derivation_and_its_version_is_documented(small_build: Path):
+    """Issue 28's derivation (every text its own stream: the place joins the hash) changed every scrambled
+    text of the paper's configs, so the dataset's minor version was bumped: the manifest, the card, push's tag
+    and the changelog name it, and the scramble of a build's row is the one at the column ``original``."""
+    import pyarrow.parquet as pq
+
+    from scrambled_bench.builder.build import DATASET_VERSION, TEXT_PLACE, build_tag
+    from scrambled_bench.builder.scrambler import STREAM_VERSION, scramble
+    from scrambled_bench.builder.sources import dream
+    from scrambled_bench.builder.sources.fetch import SourceReader
+
+    assert (DATASET_VERSION, STREAM_VERSION) == ("1.1.0", 2)
+    manifest = json.loads((small_build / "manifest.json").read_text())
+    assert manifest["stream_version"] == STREAM_VERSION and manifest["tag"] == build_tag(
+        "1.1.0", seed=0, window=None
+    )
+    changelog = (Path(build_module.__file__).parents[1] / "dataset_cards" / "CHANGELOG.md").read_text()
+    [entry] = [line for line in changelog.splitlines() if line.startswith(f"| {DATASET_VERSION} |")]
+    assert "stream version 2" in entry
+    rows = pq.read_table(small_build / data_file("dream_kfl")).to_pylist()
+    record = dream.load(SourceReader(mirror=FIXTURES)).records[0]
+    assert rows[0]["scrambled"] == scramble(
+        record.fields["original"], "kfl", seed=0, sample_id=record.scramble_key, place=TEXT_PLACE
     )
 
 
@@ -160,7 +187,7 @@ def test_rebuild_is_byte_identical_also_in_another_process(small_build: Path, tm
 def test_another_seed_changes_scrambles_and_tag(tmp_path: Path):
     out = build_dataset(tmp_path / "seeded", sources=["aqua"], types=["rs100"], seed=7, source_dir=FIXTURES)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["tag"] == "v1.0.0-seed7"
+    assert manifest["tag"] == "v1.1.0-seed7"
 
 
 def test_window_build_is_tagged_and_recorded(tmp_path: Path):
@@ -173,7 +200,7 @@ def test_window_build_is_tagged_and_recorded(tmp_path: Path):
     )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["window"] == "2026-01-01:2026-07-17"
-    assert manifest["tag"] == "v1.0.0-rtqa2026-01-01_2026-07-17"
+    assert manifest["tag"] == "v1.1.0-rtqa2026-01-01_2026-07-17"
     assert manifest["outputs"][data_file("realtimeqa_kfl")]["rows"] == 1
 
 

@@ -92,7 +92,7 @@ def test_first_push_creates_uploads_and_tags_and_the_repo_loads(build: Path, tmp
 
     api = FakeHfApi(tmp_path / "remote")
     result = push_build(build, "org/scrambled_bench", private=True, api=api)
-    assert (result.uploaded, result.tagged, result.tag) == (True, True, "v1.0.0")
+    assert (result.uploaded, result.tagged, result.tag) == (True, True, "v1.1.0")
     assert api.names() == ["create_repo", "list_repo_refs", "hf_hub_download", "upload_folder", "create_tag"]
     create = api.calls[0][1]
     assert create == {
@@ -106,7 +106,7 @@ def test_first_push_creates_uploads_and_tags_and_the_repo_loads(build: Path, tmp
     uploaded = sorted(str(p.relative_to(api.remote)) for p in api.remote.rglob("*") if p.is_file())
     assert uploaded == sorted(str(p.relative_to(build)) for p in build.rglob("*") if p.is_file())
     # the exact uploaded layout, at the tag, loads with datasets as the Hub would serve it
-    ds = load_dataset(str(api.tags["v1.0.0"]), "dream_kfl", split="test", cache_dir=str(tmp_path / "cache"))
+    ds = load_dataset(str(api.tags["v1.1.0"]), "dream_kfl", split="test", cache_dir=str(tmp_path / "cache"))
     assert ds["id"] == ["test/4-199/1", "test/5-806/1", "test/5-806/2", "dev/1-5/1"]
     assert (
         load_dataset(
@@ -149,7 +149,7 @@ def test_changed_content_under_an_existing_tag_is_refused_before_uploading(build
     other = build_dataset(tmp_path / "other", sources=["dream"], types=["kfl"], source_dir=FIXTURES)
     api.calls.clear()
     with pytest.raises(
-        ScrambledBenchError, match="already has tag v1.0.0 with different content; bump the dataset version"
+        ScrambledBenchError, match="already has tag v1.1.0 with different content; bump the dataset version"
     ):
         push_build(other, "org/scrambled_bench", api=api)
     assert "upload_folder" not in api.names()
@@ -160,9 +160,9 @@ def test_a_new_seed_is_a_new_tag_and_stale_configs_are_removed(build: Path, tmp_
     push_build(build, "org/scrambled_bench", api=api)
     seeded = build_dataset(tmp_path / "seeded", sources=["dream"], types=["kfl"], seed=3, source_dir=FIXTURES)
     result = push_build(seeded, "org/scrambled_bench", api=api)
-    assert (result.uploaded, result.tag) == (True, "v1.0.0-seed3")
+    assert (result.uploaded, result.tag) == (True, "v1.1.0-seed3")
     assert sorted(p.parent.name for p in (api.remote / "data").rglob("*.parquet")) == ["dream_kfl"]
-    at_first_tag = sorted(p.parent.name for p in (api.tags["v1.0.0"] / "data").rglob("*.parquet"))
+    at_first_tag = sorted(p.parent.name for p in (api.tags["v1.1.0"] / "data").rglob("*.parquet"))
     assert at_first_tag == ["aqua_kfl", "aqua_original", "dream_kfl", "dream_original"]
     # re-pushing the first version after main moved on is still a no-op: its tag holds that content
     api.calls.clear()

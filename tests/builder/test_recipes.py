@@ -9,6 +9,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from scrambled_bench.builder.recipes import RECIPES, check_sample_rate, get_recipe, row_selected
 from scrambled_bench.builder.scrambler import (
     FAMILIES,
@@ -17,7 +18,6 @@ from scrambled_bench.builder.scrambler import (
     typo_adjacent_swap,
     words_at_rate,
 )
-
 from scrambled_bench.errors import ScrambledBenchError
 
 WORD = re.compile(r"\w+")
@@ -43,14 +43,14 @@ def test_ft_kf_adj_reuses_the_adj_family_and_ft_rs_has_its_own_minimum():
 def test_ftrs_never_touches_two_letter_words_and_counts_only_longer_ones():
     text = "an ox is up to be as brown quick jumps lazy dogs"
     for sample in range(40):
-        out = scramble(text, "ftrs100", seed=0, sample_id=str(sample))
+        out = scramble(text, "ftrs100", seed=0, sample_id=str(sample), place="text")
         pairs = list(zip(text.split(), out.split()))
         assert all(after == before for before, after in pairs if len(before) == 2)
         assert all(
             after != before and sorted(after) == sorted(before) for before, after in pairs if len(before) > 2
         )
         # 30 % of the 5 longer words is 2 (rs30 would count the 12 words with 2+ letters: 4)
-        at_30 = scramble(text, "ftrs30", seed=0, sample_id=str(sample))
+        at_30 = scramble(text, "ftrs30", seed=0, sample_id=str(sample), place="text")
         assert sum(a != b for a, b in zip(text.split(), at_30.split())) == 2
 
 
@@ -93,7 +93,7 @@ def test_ft_kf_adj_keeps_the_first_letter_and_swaps_one_adjacent_pair_in_30_perc
     text = " ".join(words_)
     eligible = [word for word in words_ if letter_count(word) >= 3]
     for sample in range(30):
-        out = scramble(text, RECIPES["ft-kf-adj"].scramble_type, seed=0, sample_id=str(sample))
+        out = scramble(text, RECIPES["ft-kf-adj"].scramble_type, seed=0, sample_id=str(sample), place="text")
         changed = [(a, b) for a, b in zip(words_, out.split()) if a != b]
         assert len(changed) == words_at_rate(len(eligible), 30)
         for before, after in changed:

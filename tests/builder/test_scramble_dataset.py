@@ -149,7 +149,7 @@ def test_chosen_columns_are_the_scramblers_output_and_everything_else_is_unchang
                 expected = (
                     None
                     if original is None
-                    else scramble(original, scramble_type, seed=seed, sample_id=str(index))
+                    else scramble(original, scramble_type, seed=seed, sample_id=str(index), place=name)
                 )
                 assert row[name] == expected
                 if original is not None and parse_type(scramble_type).family not in ("ins", "del"):
@@ -300,7 +300,7 @@ def test_layout_card_manifest_and_load_dataset(tmp_path: Path, cache: str):
 
     ds = load_dataset(str(out), "kfl", split="train", cache_dir=cache)
     assert ds.column_names == ["id", "text", "text_original", "question", "n", "scramble_type", "scrambled"]
-    assert ds[4]["text"] == scramble(ds[4]["text_original"], "kfl", seed=3, sample_id="4")
+    assert ds[4]["text"] == scramble(ds[4]["text_original"], "kfl", seed=3, sample_id="4", place="text")
 
 
 def test_id_column_keys_follow_the_row_not_its_position(tmp_path: Path, cache: str):
@@ -318,19 +318,114 @@ def test_id_column_keys_follow_the_row_not_its_position(tmp_path: Path, cache: s
         )
     by_id = [{row["id"]: row["text"] for row in read_config(tmp_path / name, "rs100")} for name in ("f", "b")]
     assert by_id[0] == by_id[1]
-    assert by_id[0]["doc-3"] == scramble(rows[3]["text"], "rs100", seed=0, sample_id="doc-3")
+    assert by_id[0]["doc-3"] == scramble(rows[3]["text"], "rs100", seed=0, sample_id="doc-3", place="text")
 
 
-def test_a_previous_scramble_output_is_replaced_and_a_failure_keeps_it(tmp_path: Path, cache: str):
+def test_scrambling_again_with_other_types_grows_the_output_as_build_does(tmp_path: Path, cache: str):
+    source = write_jsonl(tmp_path / "rows.jsonl", sample_rows(4))
+    out, once = tmp_path / "out", tmp_path / "once"
+    first = scramble_dataset(str(source), columns=["text"], types=["kf"], out=out, cache_dir=cache)
+    kf_files = parquet_hashes(out)
+    grown = scramble_dataset(str(source), columns=["text"], types=["kfl", "kf"], out=out, cache_dir=cache)
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["kf", "kfl"]
+    assert grown.kept == () and first.kept == ()  # kf was asked again: written anew, the same bytes
+    assert {name: digest for name, digest in parquet_hashes(out).items() if "/kf/" in name} == kf_files
+    added = scramble_dataset(str(source), columns=["text"], types=["sub"], out=out, cache_dir=cache)
+    assert added.kept == ("kf", "kfl") and list(added.rows) == ["kf", "kfl", "sub"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["types"] == manifest["configs"] == ["kf", "kfl", "sub"]
+    assert set(manifest["unchanged"]) == {"kf", "kfl", "sub"}
+    assert "| `kfl` | `kfl` | 100 % | 4 |" in (out / "README.md").read_text()
+    # the grown output is the one made at once, byte for byte
+    scramble_dataset(str(source), columns=["text"], types=["kf", "kfl", "sub"], out=once, cache_dir=cache)
+    assert parquet_hashes(out) == parquet_hashes(once)
+    # --replace writes exactly what is asked for
+    scramble_dataset(str(source), columns=["text"], types=["kfl"], out=out, cache_dir=cache, replace=True)
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["kfl"]
+    assert leftovers(tmp_path) == []
+
+
+def test_an_output_of_other_settings_is_refused_and_a_failure_keeps_it(tmp_path: Path, cache: str, capsys):
     source = write_jsonl(tmp_path / "rows.jsonl", sample_rows(4))
     out = tmp_path / "out"
     scramble_dataset(str(source), columns=["text"], types=["kf"], out=out, cache_dir=cache)
-    scramble_dataset(str(source), columns=["text"], types=["kfl"], out=out, cache_dir=cache)
-    assert sorted(p.name for p in (out / "data").iterdir()) == ["kfl"]
+    before = parquet_hashes(out)
+    code, last = run_cli(
+        capsys, str(source), "--columns", "text", "--types", "kfl", "--seed", "3", "--out", str(out)
+    )
+    assert code == 2 and last == (
+        f"error: output {out} holds a scramble of seed 0 (asked: 3): adding kfl to it would mix two scrambles; "
+        "pass --replace to replace it, or --out another folder"
+    )
+    code, last = run_cli(capsys, str(source), "--columns", "question", "--types", "kfl", "--out", str(out))
+    assert code == 2 and "columns text (asked: question)" in last
     with pytest.raises(ScrambledBenchError):
         scramble_dataset(str(source), columns=["nope"], types=["kf"], out=out, cache_dir=cache)
+    assert parquet_hashes(out) == before and leftovers(tmp_path) == []
+    assert main(["scramble", str(source), "--columns", "text", "--types", "kfl", "--seed", "3", "--out", str(out),
+                 "--replace"]) == 0  # fmt: skip
     assert sorted(p.name for p in (out / "data").iterdir()) == ["kfl"]
-    assert leftovers(tmp_path) == []
+
+
+def test_list_columns_stay_distinct_and_the_card_counts_what_stayed(tmp_path: Path, cache: str, capsys):
+    """The issue's rows: every choice its own; the summary and the card count the texts left unchanged."""
+    rows = [
+        {"question": "Which symbol is gold?", "choices": ["Au", "Ag", "Gd", "Go"]},
+        {"question": "Which body orbits the Earth?", "choices": ["Mars", "Moon", "Sun", "Vega"]},
+        {"question": "Which is a noble gas?", "choices": ["Neon", "Iron", "Tin", "Zinc"]},
+    ]
+    source = write_jsonl(tmp_path / "d.jsonl", rows)
+    out = tmp_path / "out"
+    assert (
+        main(
+            [
+                "scramble",
+                str(source),
+                "--columns",
+                "question,choices",
+                "--types",
+                "sub,kfl",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out.strip()
+    # kfl leaves every word of under four letters, so Au..Go, Sun, Tin and the question's short words
+    for config in ("sub", "kfl"):
+        for row in read_config(out, config):
+            assert len(set(row["choices"])) == 4, (config, row["choices"])
+    kfl = read_config(out, "kfl")
+    unchanged = sum(a == b for row in kfl for a, b in zip(row["choices"], row["choices_original"]))
+    unchanged += sum(row["question"] == row["question_original"] for row in kfl)
+    assert printed.endswith(f"texts left unchanged: sub 0 of 15, kfl {unchanged} of 15)")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["unchanged"] == {
+        "sub": {"texts": 15, "unchanged": 0},
+        "kfl": {"texts": 15, "unchanged": unchanged},
+    }
+    card = (out / "README.md").read_text()
+    assert "texts left unchanged" in card and f"| {unchanged} of 15 |" in card
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"text": "caf\xe9 au lait"}\n', "not UTF-8 (byte 0xe9 at offset 13); save it as UTF-8"),
+        (b"", "empty (no rows to scramble)"),
+        (b"\n\n", "empty (no rows to scramble)"),
+    ],
+)
+def test_a_file_that_is_not_utf8_or_is_empty_is_one_line(tmp_path: Path, capsys, content, message):
+    source = tmp_path / "d.jsonl"
+    source.write_bytes(content)
+    out = tmp_path / "out"
+    code = main(["scramble", str(source), "--columns", "text", "--types", "kfl", "--out", str(out)])
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()  # one line: no traceback, no chatter before it
+    assert code == 2 and line == f"error: cannot load dataset {str(source)!r}: {source}: {message}", line
+    assert captured.out == "" and not out.exists() and leftovers(tmp_path) == []
 
 
 def test_push_uploads_the_output_and_push_alone_leaves_nothing_behind(tmp_path: Path, cache: str):
@@ -473,8 +568,10 @@ def test_the_command_prints_where_it_wrote(tmp_path: Path, capsys):
         ]
     )
     assert code == 0
-    assert capsys.readouterr().out.strip() == (
-        f"scrambled {source} into {tmp_path / 'o'} (rows per config and split: kfl: train 3; rs50: train 3)"
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith(
+        f"scrambled {source} into {tmp_path / 'o'} (rows per config and split: kfl: train 3; rs50: train 3; "
+        "texts left unchanged: kfl "
     )
     row = read_config(tmp_path / "o", "rs50")[0]
     assert row["question_original"] == "Why?" and row["text_original"] == sample_rows(1)[0]["text"]

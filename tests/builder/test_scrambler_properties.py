@@ -13,6 +13,7 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from scrambled_bench.builder.scrambler import (
     ALL_TYPES,
     FAMILIES,
@@ -75,7 +76,7 @@ def skeleton(text: str) -> str:
 @fast
 @given(text=texts, seed=seeds, sample_id=sample_ids, scramble_type=st.sampled_from(TESTED_TYPES))
 def test_non_word_characters_and_whitespace_stay(text, seed, sample_id, scramble_type):
-    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id)
+    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text")
     assert skeleton(out) == skeleton(text)
     assert len(WORD.findall(out)) == len(WORD.findall(text))
 
@@ -84,7 +85,7 @@ def test_non_word_characters_and_whitespace_stay(text, seed, sample_id, scramble
 @given(text=texts, seed=seeds, sample_id=sample_ids, scramble_type=st.sampled_from(TESTED_TYPES))
 def test_letters_are_a_permutation_or_substitution_and_non_letters_stay(text, seed, sample_id, scramble_type):
     family = parse_type(scramble_type).family
-    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id)
+    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text")
     if family in ("ins", "del"):
         for before, after in zip(WORD.findall(text), WORD.findall(out)):
             assert [c for c in after if not c.isalpha()] == [c for c in before if not c.isalpha()]
@@ -118,7 +119,7 @@ def test_letters_are_a_permutation_or_substitution_and_non_letters_stay(text, se
 )
 def test_kept_positions_are_kept(text, seed, sample_id, scramble_type):
     family = parse_type(scramble_type).family
-    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id)
+    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text")
     for before, after in word_pairs(text, out):
         positions = letter_positions(before)
         if len(positions) < MIN_LETTERS[family]:
@@ -143,7 +144,10 @@ def test_kept_positions_are_kept(text, seed, sample_id, scramble_type):
 )
 def test_rates_are_nested(text, seed, sample_id, family):
     """A word changed at a lower rate is changed identically at every higher rate."""
-    outputs = [scramble(text, f"{family}{rate}", seed=seed, sample_id=sample_id) for rate in PAPER_RATES]
+    outputs = [
+        scramble(text, f"{family}{rate}", seed=seed, sample_id=sample_id, place="text")
+        for rate in PAPER_RATES
+    ]
     if family in ("ins", "del"):
         changed = [
             {i for i, (a, b) in enumerate(zip(WORD.findall(text), WORD.findall(out))) if a != b}
@@ -166,7 +170,7 @@ def test_word_changes_whenever_another_arrangement_exists(text, seed, sample_id,
     family = parse_type(scramble_type).family
     if family in ("ins", "del", "rep", "original") or parse_type(scramble_type).rate != 100:
         return
-    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id)
+    out = scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text")
     for before, after in word_pairs(text, out):
         letters = [before[p] for p in letter_positions(before)]
         if len(letters) < MIN_LETTERS[family]:
@@ -195,9 +199,11 @@ def test_word_changes_whenever_another_arrangement_exists(text, seed, sample_id,
 @fast
 @given(text=texts, seed=seeds, sample_id=sample_ids, scramble_type=st.sampled_from(TESTED_TYPES))
 def test_deterministic_and_independent_of_call_order(text, seed, sample_id, scramble_type):
-    first = scramble(text, scramble_type, seed=seed, sample_id=sample_id)
-    scramble(text + " other words here", scramble_type, seed=seed + 1, sample_id=sample_id + "x")
-    assert scramble(text, scramble_type, seed=seed, sample_id=sample_id) == first
+    first = scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text")
+    scramble(
+        text + " other words here", scramble_type, seed=seed + 1, sample_id=sample_id + "x", place="text"
+    )
+    assert scramble(text, scramble_type, seed=seed, sample_id=sample_id, place="text") == first
 
 
 def test_same_output_in_a_fresh_process_and_across_a_process_pool():
@@ -206,7 +212,7 @@ def test_same_output_in_a_fresh_process_and_across_a_process_pool():
         ("The quick brown fox jumps over the lazy dog, twice!", t, 7, f"id-{i}")
         for i, t in enumerate(ALL_TYPES)
     ]
-    here = [scramble(text, t, seed=s, sample_id=i) for text, t, s, i in cases]
+    here = [scramble(text, t, seed=s, sample_id=i, place="text") for text, t, s, i in cases]
     code = textwrap.dedent(
         f"""
         import json, sys
@@ -215,7 +221,7 @@ def test_same_output_in_a_fresh_process_and_across_a_process_pool():
         cases = {cases!r}
         def one(case):
             text, t, s, i = case
-            return scramble(text, t, seed=s, sample_id=i)
+            return scramble(text, t, seed=s, sample_id=i, place="text")
         if __name__ == "__main__":
             with ProcessPoolExecutor(2) as pool:
                 pooled = list(pool.map(one, reversed(cases)))[::-1]
@@ -237,7 +243,7 @@ def test_bad_type_names_are_rejected_in_one_line(name):
     from scrambled_bench.errors import ScrambledBenchError
 
     with pytest.raises(ScrambledBenchError) as info:
-        scramble("text", name, seed=0, sample_id="x")
+        scramble("text", name, seed=0, sample_id="x", place="text")
     assert "\n" not in str(info.value)
     assert repr(name) in str(info.value)
 
@@ -253,6 +259,6 @@ changeable_words = st.lists(
 def test_rs_rate_changes_exactly_its_share_of_the_words(words_, seed, sample_id, rate):
     """rsNN changes round(NN % of the eligible words) of every text, not NN % on average."""
     text = " ".join(words_)
-    out = scramble(text, f"rs{rate}", seed=seed, sample_id=sample_id)
+    out = scramble(text, f"rs{rate}", seed=seed, sample_id=sample_id, place="text")
     changed = sum(a != b for a, b in zip(text.split(), out.split()))
     assert changed == (rate * len(words_) + 50) // 100

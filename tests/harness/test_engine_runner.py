@@ -123,6 +123,7 @@ def test_records_carry_request_generation_and_task_fields(tmp_path: Path) -> Non
         "prompt_tokens": 3,
         "completion_tokens": 3,
         "finish_reason": "stop",
+        "system_fingerprint": "fp-1",  # the reply's: which configuration of the endpoint answered
         "prediction": "CBA",
     }
     assert errors == {}

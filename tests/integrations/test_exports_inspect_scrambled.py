@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrambled_bench.builder.scrambler import scramble
+from scrambled_bench.builder.scrambler import TextPlace, scramble, scramble_items
 
 if importlib.util.find_spec("inspect_ai") is None:
     pytest.skip("needs inspect_ai: pip install -e '.[harness]'", allow_module_level=True)
@@ -64,6 +65,8 @@ QUESTIONS = [
     ("q4", "What is frozen water called?", ["Steam", "Sand", "Glass", "Ice"], "D"),
     ("q5", "Which season follows winter?", ["Autumn", "Spring", "Summer", "Monsoon"], "B"),
     ("q6", "How many legs does a spider have?", ["Eight", "Six", "Four", "Ten"], "A"),
+    # the issue's row: one stream per row made these four ['ma', 'ma', 'ma', 'ma'] under sub
+    ("q7", "Which symbol is gold?", ["Au", "Ag", "Gd", "Go"], "A"),
 ]
 
 
@@ -88,8 +91,9 @@ def test_a_variant_is_the_canonical_task_renamed_with_its_samples_scrambled(tmp_
     }  # fmt: skip
     for sample, (identifier, question, choices, answer) in zip(variant.dataset, QUESTIONS, strict=True):
         assert sample.id == identifier and sample.target == answer
-        assert sample.input == scramble(question, "kfl", seed=3, sample_id=identifier)
-        assert sample.choices == [scramble(text, "kfl", seed=3, sample_id=identifier) for text in choices]
+        # each field at its own place, the choices as one list (kept distinct), as `scramble` scrambles a row
+        assert sample.input == scramble(question, "kfl", seed=3, sample_id=identifier, place="input")
+        assert sample.choices == scramble_items(choices, "kfl", seed=3, sample_id=identifier, place="choices")
     # the canonical task's solver and scorer stay: Inspect's multiple_choice and choice
     from inspect_ai._util.registry import registry_info
 
@@ -132,17 +136,23 @@ def test_only_the_chosen_fields_and_only_user_turns_change(
     again = scrambled_sample(sample, "7", scramble_type, fields)
     assert out == again  # deterministic
     assert (out.id, out.target, out.metadata) == (7, ["A", "B"], {"m": 1})
-    expected_question = (
-        scramble(question, scramble_type, seed=0, sample_id="7") if "input" in fields else question
-    )
-    if chat:
+
+    def expected_question(place: TextPlace) -> str:
+        return (
+            scramble(question, scramble_type, seed=0, sample_id="7", place=place)
+            if "input" in fields
+            else question
+        )
+
+    if chat:  # each user turn (and each of its text parts) at its own place: message index, part index
         assert [message.role for message in out.input] == ["system", "user", "assistant", "user"]
         assert out.input[0].content == system and out.input[2].content == answer
-        assert out.input[1].text == out.input[3].text == expected_question
+        assert out.input[1].text == expected_question(TextPlace("input", (1, 0)))
+        assert out.input[3].text == expected_question(TextPlace("input", (3,)))
     else:
-        assert out.input == expected_question
+        assert out.input == expected_question(TextPlace("input"))
     expected_choices = (
-        [scramble(c, scramble_type, seed=0, sample_id="7") for c in choices]
+        scramble_items(choices, scramble_type, seed=0, sample_id="7", place="choices")
         if "choices" in fields
         else choices
     )
@@ -249,20 +259,23 @@ def _expected_prompt(
     the question on its own line and each choice as 'X) text')."""
     prompt = canonical
     if "input" in fields:
-        prompt = prompt.replace(
-            f"\n{question}\n", f"\n{scramble(question, type_, seed=0, sample_id=identifier)}\n"
-        )
+        scrambled = scramble(question, type_, seed=0, sample_id=identifier, place="input")
+        prompt = prompt.replace(f"\n{question}\n", f"\n{scrambled}\n")
     if "choices" in fields:
-        for letter, text in zip("ABCD", choices, strict=True):
-            prompt = prompt.replace(
-                f"\n{letter}) {text}", f"\n{letter}) {scramble(text, type_, seed=0, sample_id=identifier)}"
-            )
+        scrambled_choices = scramble_items(choices, type_, seed=0, sample_id=identifier, place="choices")
+        for letter, text, scrambled in zip("ABCD", choices, scrambled_choices, strict=True):
+            prompt = prompt.replace(f"\n{letter}) {text}", f"\n{letter}) {scrambled}")
     return prompt
+
+
+def _wire_choices(prompt: str) -> list[str]:
+    """The choices as multiple_choice's template sent them: the lines 'X) text'."""
+    return [line[3:] for line in prompt.splitlines() if re.match(r"^[A-D]\) ", line)]
 
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # five inspect eval runs on 2 cores shared with other work
+@pytest.mark.timeout(1800)  # five `inspect eval` runs, each some minutes on 2 busy cores
 def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, tmp_path: Path, capsys):
     from inspect_ai.log import list_eval_logs, read_eval_log
     from variants_page import check_variants_report
@@ -325,6 +338,10 @@ def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, 
         ]
         assert sorted(sent[type_]) == sorted(expected), type_
         assert not set(sent[type_]) & set(sent["canonical"]), f"{type_} sent an unscrambled prompt"
+        if "choices" in FIELDS:  # on the wire too, choices that differ stay different
+            for prompt in sent[type_]:
+                wire = _wire_choices(prompt)
+                assert len(wire) == 4 and len(set(wire)) == 4, (type_, wire)
     assert sent["kfl again"] == sent["kfl"]
 
     # --- in the logs: targets untouched, the variant's metadata --------------------------------------------

@@ -65,11 +65,35 @@ def test_the_output_holds_the_data_the_task_files_and_a_manifest(tmp_path: Path)
     assert variant["dataset_path"] == str(out / "planets") and variant["dataset_name"] == "kfl"
     group = yaml.safe_load((out / "lm_eval" / "planets" / "planets_scrambled.yaml").read_text())
     assert group["task"] == ["planets", "planets_kfl", "planets_sub"]
-    # a second run replaces a previous output
-    assert _scramble(include, out, "--columns", "question", "--types", "rs50", "--demos", "scrambled") == 0
+    # a second run with other types grows the output, as `build` does; the task files name every type
+    kfl_file = out / "planets" / "data" / "kfl" / "test-00000-of-00001.parquet"
+    kfl_bytes = kfl_file.read_bytes()
+    assert _scramble(include, out, "--columns", "question,choices", "--types", "rs50") == 0
+    assert sorted(p.name for p in (out / "planets" / "data").iterdir()) == ["kfl", "rs50", "sub"]
+    assert kfl_file.read_bytes() == kfl_bytes
+    assert json.loads((out / "manifest.json").read_text())["types"] == ["kfl", "sub", "rs50"]
+    group = yaml.safe_load((out / "lm_eval" / "planets" / "planets_scrambled.yaml").read_text())
+    assert group["task"] == ["planets", "planets_kfl", "planets_sub", "planets_rs50"]
+    # other settings are refused without --replace, and replace it with it
+    options = ("--columns", "question", "--types", "rs50", "--demos", "scrambled")
+    assert _scramble(include, out, *options) == 2
+    assert _scramble(include, out, *options, "--replace") == 0
     train = pd.read_parquet(out / "planets" / "data" / "rs50" / "train-00000-of-00001.parquet")
     assert train["scrambled"].all()
     assert not (out / "planets" / "data" / "kfl").exists()
+
+
+def test_a_template_that_reads_a_missing_column_is_one_line_and_writes_nothing(tmp_path, capsys):
+    include = write_canonical_task(tmp_path)
+    yaml_path = include / "planets" / "planets.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("Question: {{question}}", "Question: {{qestion}}"))
+    out = tmp_path / "out"
+    assert _scramble(include, out, "--columns", "question", "--types", "kfl") == 2
+    assert one_error_line(capsys) == (
+        "error: task planets: doc_to_text reads column 'qestion', which its documents do not have "
+        "(columns: answer, choices, options, question)"
+    )
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from harness_support import check_variant_scores, check_words, offline_env, requ
 from lm_eval_canonical import write_canonical_task
 from variants_page import check_variants_report
 
+from scrambled_bench.builder.scrambler import scramble, scramble_items
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.integrations import get_harness
 
@@ -129,6 +130,16 @@ def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
             check_words(data["question_original"], data["question"], scramble_type)
             assert other_asked == expected
             assert other["target"] == row["target"]
+            # each text at its own place: the question alone, the choices as one list that stays distinct
+            key = str(other["doc_id"])
+            wire = [line[2:] for line in other_asked.splitlines() if line.startswith("- ")]
+            assert wire == scramble_items(
+                list(data["choices_original"]), scramble_type, seed=0, sample_id=key, place="choices"
+            )
+            assert len(set(wire)) == len(set(data["choices_original"]))
+            assert data["question"] == scramble(
+                data["question_original"], scramble_type, seed=0, sample_id=key, place="question"
+            )
 
     # --- score --from lm-eval: lm-eval's own metric per variant, and the paired differences ------------
     capsys.readouterr()

@@ -69,7 +69,10 @@ ZERO_SHOT_RULES = {
     "answer-is",
     "named-letter",
     "choice-mention",
+    "choice-paraphrase",
     "hedge",
+    "cycle",
+    "recital",
     "prompt-echo",
     "answer-after-echo",
     "letter-outside-choices",
@@ -139,10 +142,12 @@ def test_a_number_that_goes_on_is_not_the_choice():
     )
 
 
-def test_the_last_statement_decides_a_chain_of_thought_and_the_first_a_zero_shot_answer():
+def test_the_last_statement_decides_a_chain_of_thought_and_a_zero_shot_answer_that_cycles_reads_none():
+    """A worked solution corrects itself on the way; a zero-shot answer that names two answers in turn commits
+    to neither (the blind judge's rule)."""
     text = "First guess: the answer is (A). Checking again, the answer is (C)."
     assert careful.read_choice(text, list("12345"), dataset="aqua").value == "C"
-    assert careful.read_choice(text, CHOICES, dataset="realtimeqa").value == "A"
+    assert careful.read_choice(text, CHOICES, dataset="realtimeqa") == Reading(None, "cycle")
 
 
 def test_questions_and_hypotheses_state_no_answer():

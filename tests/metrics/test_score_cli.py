@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from scrambled_bench.evaluate_cli.main import main
 
 
@@ -351,6 +352,7 @@ def test_reproduced_tables_cut_no_number_or_name_on_a_narrow_console():
     import io
 
     from rich.console import Console
+
     from scrambled_bench.evaluate_cli.display import print_cells
     from scrambled_bench.metrics.paper_reproduction import Cell
 
@@ -469,3 +471,22 @@ def test_score_accuracy_interval_is_wilson_with_width_at_none_and_all_right(tmp_
         low, high = conditions[condition]["accuracy_ci"]
         assert high - low > 0 and conditions[condition]["accuracy_ci_method"] == "wilson"
         assert (low, high) == pytest.approx(proportion_confint(correct, 6, alpha=0.1, method="wilson"))
+
+
+def test_an_rpg_whose_original_accuracy_is_no_better_than_chance_is_marked(tmp_path, capsys):
+    """One of four right on a 4-way task: the original accuracy's interval holds chance (25 %), so the
+    summary keeps RPG and says, as run and report do, that it is not meaningful there."""
+    rows = []
+    for identifier, gold in enumerate("ABCD"):
+        for condition, prediction in (("original", "A"), ("sub", "(none)"), ("rs50", "A")):
+            rows.append({"id": identifier, "condition": condition, "prediction": prediction,
+                         "choices": CHOICES, "answer": gold, "dataset": "realtimeqa"})  # fmt: skip
+    path = _write_jsonl(tmp_path / "rows.jsonl", rows)
+    code, out, err = _run(capsys, "score", str(path), "--task", "qa")
+    assert code == 0, err
+    gain = json.loads(out)["relative_performance_gain"]["rs50"]
+    assert gain["relative_performance_gain"] == 1.0 and gain["chance"] == 0.25
+    low, high = gain["original_accuracy_ci"]
+    assert low < 0.25 < high
+    assert "rs50 RPG 100.00% (RPG not meaningful: original accuracy 25.0% [" in err
+    assert "contains chance (25.0%)" in err

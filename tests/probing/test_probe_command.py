@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from scrambled_bench.evaluate_cli.main import main
 
 TYPES = ("original", "kfl")
@@ -41,6 +42,8 @@ def test_a_small_real_run_writes_the_probe_and_both_figures(
         "--source-dir", str(source_mirror),
     )  # fmt: skip
     assert code == 0, err
+    # --no-progress: no bar and no warning, of the probe or of transformers and the Hub
+    assert err == "", err
     assert out.strip().splitlines()[-1] == str(run_dir / "probe.json")
     assert "original: best layer" in out and "kfl: best layer" in out
 
@@ -62,6 +65,9 @@ def test_a_small_real_run_writes_the_probe_and_both_figures(
     assert document["eval"]["questions_per_type"] == LIMIT_EVAL
     assert document["eval"]["splits"] == ["dev", "test"]
     assert document["extraction"]["computed_samples"] == 2 * (LIMIT_TRAIN + LIMIT_EVAL)
+    # on a CPU, auto fits with scikit-learn
+    assert (document["probe"]["fitter"], document["probe"]["fit_device"]) == ("sklearn", "cpu")
+    assert document["settings"]["fitter"] == "auto"
     assert len(document["results"]) == 31
     for entry in document["results"]:
         assert 0 <= entry["train_accuracy"] <= 1
@@ -115,6 +121,11 @@ def test_a_rerun_computes_only_what_is_missing_and_gives_the_same_probe(
     assert grown.info["extraction"]["computed_samples"] == 3 + (9 + 3)
     assert [layer.layer for layer in grown.layers] == [0, 15, 30]
     assert len(loads) == 3
+    # the torch fitter on the same cached features: scikit-learn's accuracies within a few questions
+    by_torch = probe_run.run_probe(types=["original"], limit_train=6, limit_eval=3, fitter="torch", **options)
+    assert (
+        by_torch.info["probe"]["fitter"] == "torch" and by_torch.info["extraction"]["computed_samples"] == 0
+    )
 
 
 # -- bad input: one line, exit 2, nothing computed ---------------------------------------------------------

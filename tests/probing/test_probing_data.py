@@ -6,8 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from scrambled_bench.builder.build import TEXT_PLACE
 from scrambled_bench.builder.scrambler import scramble
 from scrambled_bench.builder.sources.fetch import SourceReader
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.prompts import dream_prompt
 from scrambled_bench.probing.data import (
     DEFAULT_TYPES,
@@ -19,8 +22,6 @@ from scrambled_bench.probing.data import (
     read_questions,
     select_questions,
 )
-
-from scrambled_bench.errors import ScrambledBenchError
 
 
 def _questions(n: int, split: str = "train") -> list[ProbeQuestion]:
@@ -38,7 +39,9 @@ def test_the_template_is_the_papers_dream_prompt_with_the_dialogue_scrambled() -
         ("Home.", "To the cinema.", "To work."), 1, "dream/dev/1-1/1",
     )  # fmt: skip
     for scramble_type in ("original", "kfl", "rs100", "sub"):
-        scrambled = scramble(question.dialogue, scramble_type, seed=0, sample_id=question.scramble_key)
+        scrambled = scramble(
+            question.dialogue, scramble_type, seed=0, sample_id=question.scramble_key, place=TEXT_PLACE
+        )
         assert probe_prompt(question, scramble_type, seed=0) == dream_prompt(
             scrambled, question.question, list(question.choices)
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from scrambled_bench.probing.data import ProbeQuestion, probe_prompt
 from scrambled_bench.probing.features import ExtractionJob, FeatureCache, extract_features, forward_batch
 
@@ -77,6 +78,31 @@ def test_cached_features_equal_recomputed_ones(smollm2, tmp_path: Path) -> None:
     # and equal, up to float16 rounding of padding-dependent sums, to one prompt at a time
     single = np.concatenate([forward_batch(smollm2, [text]) for text in texts], axis=1)
     assert np.allclose(fresh.load_layer("rs50", "dev", ids, 30), single[30], rtol=2e-2, atol=0.05)
+
+
+def test_extraction_tokenizes_each_prompt_once(smollm2, tmp_path: Path) -> None:
+    """The lengths that sort the batches and the rows fed to the model come from one tokenization."""
+    from dataclasses import replace
+
+    tokenized: list[int] = []
+
+    class Counting:
+        def __init__(self, tokenizer):
+            self._tokenizer = tokenizer
+
+        def __call__(self, texts, **kwargs):
+            tokenized.extend([1] * (len(texts) if isinstance(texts, list) else 1))
+            return self._tokenizer(texts, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self._tokenizer, name)
+
+    ids, texts = _prompts("kf")
+    counted = replace(smollm2, tokenizer=Counting(smollm2.tokenizer))
+    extract_features(
+        counted, FeatureCache(tmp_path), [ExtractionJob("kf", "dev", tuple(ids), tuple(texts))], batch_size=2
+    )
+    assert len(tokenized) == len(texts)
 
 
 def test_an_interrupted_extraction_keeps_its_finished_batches(smollm2, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from scrambled_bench.probing.probes import (
     ProbeResult,
     Score,
     fit_layer,
+    fit_layer_torch,
     fit_probes,
     score_of,
 )
@@ -89,6 +90,31 @@ def test_standardisation_is_fitted_on_the_training_features_only() -> None:
     )
     assert correct["same"].mean() > 0.9
     assert correct["shifted"].mean() < 0.6
+
+
+@pytest.mark.parametrize("strength", [0.3, 1.0, 3.0])
+def test_the_torch_fitter_agrees_with_scikit_learn_on_the_same_features(strength: float) -> None:
+    """The same standardisation and objective: the two fitters' accuracies within a point, and their
+    predictions the same on nearly every question, from a weak signal (near chance) to a clear one."""
+    pytest.importorskip("torch", reason="the torch fitter needs torch (pip install 'scrambled-bench[local]')")
+    features, labels = planted_label_features(1500, 64, 1, 0, strength=strength, seed=11)
+    x = features[0] * 7.0 + 3.0  # unstandardised, as hidden states are
+    data = LayerData(x[:1000], labels[:1000], {"held-out": (x[1000:], labels[1000:])})
+    sk_train, sk_correct, sk_converged = fit_layer(data)
+    torch_train, torch_correct, torch_converged = fit_layer_torch(data)
+    assert sk_converged and torch_converged
+    assert abs(sk_train - torch_train) <= 0.01
+    assert abs(sk_correct["held-out"].mean() - torch_correct["held-out"].mean()) <= 0.01
+    assert (sk_correct["held-out"] == torch_correct["held-out"]).mean() >= 0.98
+
+
+def test_fit_probes_with_the_torch_fitter_finds_the_planted_layer() -> None:
+    pytest.importorskip("torch", reason="the torch fitter needs torch (pip install 'scrambled-bench[local]')")
+    features, labels = planted_label_features(600, 16, 3, 2, seed=5)
+    results = fit_probes(range(3), _loader(features, labels, 400), fitter="torch", device="cpu")
+    assert [r.scores["planted"].accuracy > 0.9 for r in results] == [False, False, True]
+    again = fit_probes(range(3), _loader(features, labels, 400), fitter="torch", device="cpu")
+    assert [r.scores for r in again] == [r.scores for r in results]
 
 
 def test_probes_and_intervals_are_deterministic() -> None:

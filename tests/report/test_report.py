@@ -28,7 +28,7 @@ from scrambled_bench.report import build_tables, label_runs, load_run, render_ma
 CHOICES = ["Ann", "Bob", "Cy"]
 
 
-def _make_run(folder: Path, model: str, correct_rs50: int) -> Path:
+def _make_run(folder: Path, model: str, correct_rs50: int, correct_original: int = 4) -> Path:
     """A run folder as `run` writes it, from synthetic outputs: DREAM ScrQA, ScrRec and AQuA configs."""
 
     def qa_rows(scramble_type: str) -> list[dict]:
@@ -61,7 +61,7 @@ def _make_run(folder: Path, model: str, correct_rs50: int) -> Path:
         }
     ]
     outputs: dict[TaskConfig, list[str]] = {
-        TaskConfig("scrqa", "dream", "original"): ["A", "A", "A", "A"],
+        TaskConfig("scrqa", "dream", "original"): ["A"] * correct_original + ["B"] * (4 - correct_original),
         TaskConfig("scrqa", "dream", "sub"): ["B", "B", "B", "A"],
         TaskConfig("scrqa", "dream", "rs50"): ["A"] * correct_rs50 + ["C"] * (4 - correct_rs50),
         TaskConfig("scrrec-zero-shot", "realtimeqa", "rs50"): ["Rain fell all day."],
@@ -103,6 +103,21 @@ def two_runs(tmp_path: Path) -> list[Path]:
         _make_run(tmp_path / "runs" / "big", "big-model", 4),
         _make_run(tmp_path / "runs" / "small", "small-model", 2),
     ]
+
+
+def test_an_rpg_whose_original_accuracy_holds_chance_is_marked_in_the_tables(tmp_path: Path) -> None:
+    """Original accuracy 2 of 4 on 3-way questions: its interval holds chance (33 %), so the RPG cells say
+    with a footnote that RPG is not meaningful there, as an undefined RPG is footnoted."""
+    run = load_run(_make_run(tmp_path / "runs" / "near", "near-chance", 2, correct_original=2))
+    scrqa = {t.key: t for t in build_tables([run])}["scrqa-dream"]
+    [gain_row] = [row for row in scrqa.rows if row[1] == "RPG"]
+    assert gain_row[scrqa.columns.index("rs50")].endswith(" [1]")
+    assert any(
+        note.startswith("[1] RPG not meaningful: original accuracy 50.0% [")
+        and note.endswith("contains chance (33.3%)")
+        for note in scrqa.notes
+    )
+    assert "RPG not meaningful" in render_markdown([scrqa])
 
 
 def test_tables_have_the_papers_shape(two_runs: list[Path]) -> None:

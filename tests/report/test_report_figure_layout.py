@@ -1,8 +1,10 @@
 """Every figure kind as a reviewer would print it, checked from the SVG it is saved as: the axes cover at
 least 55% of the canvas, no legend overlaps an axes, no two legend entries share color and marker. Drawn
 from real run folders (and a probe's result), without the paper's models, with some named, and with all
-nineteen (a band and a median); then what each kind promises: runs dodged, the size figure's points all
-named on one x range."""
+nineteen (a band and a median); then what each kind promises: runs dodged, the size figure's points with
+a value named on one x range; and the edge cases: a run with no rs100 config (no size figure, and one line
+saying why) and a run whose RR is -1,400% (the axis keeps the paper's range, the value is an arrow at the
+edge with the number beside it)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from figure_checks import read_layout
 from hypothesis import given
 from hypothesis import strategies as st
-from report_runs import skilled_run
+from report_runs import PAPER_GRID, RECOVERY, skilled_run, write_run
 
 from scrambled_bench.report import label_runs, load_run, plot_figures, select_paper_models
 from scrambled_bench.report.params import ParameterCount
@@ -119,10 +121,10 @@ def test_runs_at_the_same_type_are_dodged(runs: list) -> None:
         shared = [xs for xs in by_type.values() if len(xs) > 1]
         assert shared, "both runs have values at some type"
         assert all(len(xs) == 2 for xs in shared)  # two runs: two distinct x at each shared type
-    plt.close(scrqa.figure)
+    plt.close("all")  # every figure build_figures opened, not only the one looked at
 
 
-def test_the_size_figure_names_every_point_on_one_x_range(runs: list) -> None:
+def test_the_size_figure_names_every_point_with_a_value_on_one_x_range(runs: list) -> None:
     import matplotlib.pyplot as plt
 
     from scrambled_bench.harness.tasks import TASKS
@@ -148,6 +150,91 @@ def test_the_size_figure_names_every_point_on_one_x_range(runs: list) -> None:
                 if cell is None or model.parameters is None:
                     continue
                 below_zero += cell.below_zero
-                assert (model.name + (" (< 0)" if cell.below_zero else "")) in names, (title, model.name)
-    assert below_zero  # the "< 0" points are named too (ScrRec's RR has them)
-    plt.close(scale.figure)
+                # a "< 0" has no value to name: fifteen names at 0 would pile up (listed under the figure)
+                assert (model.name in names) != cell.below_zero, (title, model.name)
+                assert not any(name.endswith("(< 0)") for name in names)
+    assert below_zero  # ScrRec's RR has "< 0" points, drawn unnamed
+    notes = " ".join(text.get_text() for text in scale.figure.texts).replace("\n", " ")
+    assert "below 0 in the paper (drawn at 0, not named): " in notes
+    plt.close("all")
+
+
+def no_rs100_run(root: Path) -> Path:
+    """A run of the paper's ScrRec and ScrQA grid without any rs100 config (what `--types rs20,rs50,kf...`
+    gives; AQuA, whose rates are the exemplars' and the question's, is left out)."""
+    configs = [
+        config for config in PAPER_GRID if config.scramble_type != "rs100" and config.task != "aqua-cot"
+    ]
+    return skilled_run(root / "no-rs100", "no-rs100-model", 0.7, configs=configs)
+
+
+def outlier_run(root: Path) -> Path:
+    """A run whose ScrRec outputs are the scrambled text and a long tail of junk: an RR of about -1,400%
+    (the recovered text is 14 times further from the original than the scrambled text was)."""
+    configs = [config for config in PAPER_GRID if config.task.startswith("scrrec")]
+    outputs = {}
+    for config in configs:
+        rows = [
+            {
+                "id": f"r{i}",
+                "original": f"{o} [{config.scramble_type} {i}]",
+                "scrambled": f"{s} [{config.scramble_type} {i}]",
+            }
+            for i, (o, s) in enumerate(RECOVERY)
+        ]
+        # the scrambled text and 48 characters of junk: 14 times as many edits from the original as it had
+        outputs[config] = [f"{row['scrambled']} {'x' * 48}" for row in rows]
+    return write_run(root / "outlier", "outlier-model", outputs)
+
+
+def test_a_run_without_rs100_draws_no_size_figure_and_says_why(tmp_path: Path) -> None:
+    [run] = label_runs([load_run(no_rs100_run(tmp_path))])
+    told: list[str] = []
+    written = plot_figures(
+        [run], tmp_path / "figures", paper=select_paper_models("all"), sizes=SIZES, notify=told.append
+    )
+    assert "scale" not in {path.stem for path in written}
+    assert told == [
+        "scale.png not drawn: no run has an rs100 config (the figure plots rs100 against parameter count)"
+    ]
+    for path in written:
+        if path.suffix == ".svg":
+            layout = read_layout(path)
+            assert layout.coverage >= COVERAGE and not layout.legend_overlaps(), path.stem
+
+
+def test_an_outlier_is_clipped_at_the_edge_with_its_value_not_stretching_the_axis(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from scrambled_bench.report.figures import build_figures
+    from scrambled_bench.report.figures.common import CLIPPED_NOTE, paper_range
+
+    [run] = label_runs([load_run(outlier_run(tmp_path))])
+    rr = [entry["recovery_rate"]["value"] for entry in run.results["configs"].values()]
+    assert all(round(value) == -1400 for value in rr), rr  # percent
+    built = {one.name: one for one in build_figures([run], paper=select_paper_models("all"))}
+    figure = built["scrrec"].figure
+    low, high = paper_range("table4_scrrec_realtimeqa_zeroshot", "RR")
+    rr_axes = [ax for ax in figure.axes if ax.get_visible() and ax.get_ylabel().startswith("RR")]
+    assert rr_axes
+    for ax in rr_axes:
+        bottom, top = ax.get_ylim()
+        # the paper's range is in view, and the axis goes no further than the paper's own values need
+        assert bottom <= low and top >= high and bottom > low - (high - low) / 2, (bottom, top)
+        arrows = [text for text in ax.texts if text.arrow_patch is not None]
+        # each clipped value written in full beside its arrow
+        assert arrows and {text.get_text() for text in arrows} <= {f"{value:,.1f}" for value in rr}
+    notes = " ".join(text.get_text() for text in figure.texts).replace("\n", " ")
+    assert " ".join(CLIPPED_NOTE.split()[:6]) in notes
+    # nothing else to keep in view (no paper, no other run): the axis shows the values as they are
+    [alone] = [one.figure for one in build_figures([run]) if one.name == "scrrec"]
+    assert all(
+        ax.get_ylim()[0] < -1300 for ax in alone.axes if ax.get_visible() and ax.get_ylabel().startswith("RR")
+    )
+    plt.close("all")
+    written = plot_figures([run], tmp_path / "figures", paper=select_paper_models("all"))
+    for path in written:
+        if path.suffix == ".svg":
+            layout = read_layout(path)
+            assert not layout.legend_overlaps(), path.stem
+    assert read_layout(tmp_path / "figures" / "scrrec.svg").coverage >= COVERAGE

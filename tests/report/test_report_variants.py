@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from scrambled_bench.builder.scrambler import scramble
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.report.variants import changed_words, numeric_order
+from scrambled_bench.report.variants import changed_words, numeric_order, variant_tables
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
 texts = st.lists(words, min_size=1, max_size=30).map(" ".join)
@@ -22,7 +22,7 @@ texts = st.lists(words, min_size=1, max_size=30).map(" ".join)
 @settings(max_examples=200, deadline=None)
 @given(texts, st.sampled_from(["kfl", "kf", "rs50", "rs100", "sub"]), st.integers(0, 3))
 def test_marks_cover_exactly_the_words_that_changed(text: str, scramble_type: str, seed: int) -> None:
-    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0")
+    scrambled = scramble(text, scramble_type, seed=seed, sample_id="0", place="text")
     pieces = changed_words(text, scrambled)
     assert "".join(piece for piece, _ in pieces) == scrambled  # nothing lost, nothing added
     marked = [word for piece, changed in pieces if changed for word in piece.split()]
@@ -70,3 +70,20 @@ def test_bad_input_is_one_line(
 
 def test_documents_are_shown_in_numeric_order() -> None:
     assert sorted(["10", "2", "0", "1"], key=numeric_order) == ["0", "1", "2", "10"]
+
+
+def test_a_variants_rpg_near_chance_is_footnoted_in_the_variants_table() -> None:
+    """`report --from HARNESS`: a 4-way task whose canonical accuracy (7 of 30) is no better than chance gets
+    its variant's RPG marked, with the reason under the table."""
+    gain = {"value": 1 / 3, "ci": [-1.0, 2.18], "n": 30, "original_accuracy": 7 / 30, "substituted_accuracy": 0.2,
+            "chance": 0.25, "original_accuracy_ci": [0.118, 0.409]}  # fmt: skip
+    metric = {"value": 0.2, "difference": -1 / 30, "ci": [-0.2, 0.13], "method": "BCa", "mcnemar_p": 1.0,
+              "n_paired": 30, "n_unpaired": 0, "relative_performance_gain": gain}  # fmt: skip
+    section = {"arc": {"metrics": {"acc,none": {"value": 7 / 30, "n": 30}},
+                       "types": {"kfl": {"task": "arc_kfl", "metrics": {"acc,none": metric}}}}}  # fmt: skip
+    [table] = variant_tables(section)
+    assert table.rows[1][7] == "33.33 [1]"
+    assert (
+        "[1] RPG not meaningful: original accuracy 23.3% [11.8%, 40.9%] contains chance (25.0%)"
+        in table.notes
+    )

@@ -1,0 +1,176 @@
+"""Which choice a stretch of a model's text states by its content, with or without the choice's letter.
+
+The careful reader uses this where an output answers in words: "the answer is Disneys" for the choice
+"Disney", "C) 371 days" when 371 is choice D, or an answer that never names a letter but says, sentence after
+sentence, that "the toddler" got in. The method, measured against a blind judge (docs/readers_disagreements.md):
+
+- words are compared by a crude stem (lower case, a plural or verb ending dropped: "Disneys" and "Disney",
+  "developing" and "develop"), and numbers as numbers ("450,000" is "$450,000"; "4.5" stays one number);
+- each choice is represented by its *distinctive* words: its content words (function words such as "the",
+  "is", "of" left out) that no other choice of the question has. "Gas station ATMs" against "Phone charging
+  stations" is {gas, atm}; a choice with no distinctive word ("She is happy." beside "She is living a happy
+  life.") can only be stated by its own text;
+- a clause states a choice when it holds at least two thirds of the choice's distinctive words, and more of
+  them than of any other choice's; a clause with a negation before those words ("the man should not
+  minimize the use of fossil fuels") states nothing, unless the choice itself says "not" there ("Tom is not
+  a good mechanic" states the choice "He is not a good mechanic.").
+
+Pure functions over strings; the per-question work (:class:`ChoiceContent`) is done once per reading.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+# A word, or a number with its separators ("450,000", "4.5", "20.1"); an apostrophe ends a word ("Disney's"
+# is "disney" and "s", and "s" is a function word).
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
+# Function words: they say nothing about which choice is meant. Negations are not here (they are content
+# for a claim), nor are prepositions that carry a choice's meaning ("under", "before", "after").
+# fmt: off
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "we",
+    "you", "i", "me", "him", "her", "them", "us", "his", "hers", "their", "theirs", "our", "your", "my",
+    "mine", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "has",
+    "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might",
+    "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "than",
+    "then", "so", "and", "or", "but", "if", "because", "while", "also", "just", "very", "really", "quite",
+    "rather", "some", "any", "all", "each", "every", "both", "either", "there", "here", "what", "which",
+    "who", "whom", "whose", "when", "where", "why", "how", "s", "t",
+})
+# fmt: on
+# Words that deny what follows them in the same clause ("did not eat out", "rather than Paris").
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|except|cannot|unlike|instead\s+of|rather\s+than)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+# Where a clause ends: punctuation, or a conjunction that turns the claim ("..., but instead ...").
+_CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\s(?:but|however|whereas|while)\s", re.IGNORECASE)
+# A sentence, with the mark that ends it.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+(?:[.!?]+|\n|$)")
+# How much of a choice's distinctive words a clause must hold to state it: one of one, two of two or three,
+# three of four ("Burgers" is not "Burger King"; "Silicon Valley Bank" is "Silicon Valley Bank & Signature
+# Bank" when no other choice has those words).
+COVERAGE = 2 / 3
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the same words come back in every output: a cache halves the time
+def stem(word: str) -> str:
+    """A word lower-cased, with a plural or verb ending and a final "e" dropped, so that forms of one word
+    compare equal ("lives", "living" and "live"; "hopes", "hoping" and "hoped").
+
+    >>> [stem(word) for word in ["Disneys", "banks", "stories", "developing", "started", "glass", "450,000"]]
+    ['disney', 'bank', 'story', 'develop', 'start', 'glass', '450000']
+    >>> {stem(word) for word in ["lives", "living", "live", "lived"]}
+    {'liv'}
+    """
+    word = word.lower()
+    if word[:1].isdigit():
+        return word.replace(",", "")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def content_words(text: str) -> list[str]:
+    """The stems of ``text``'s content words, in order.
+
+    >>> content_words("The answer is Disneys.")
+    ['answer', 'disney']
+    """
+    return [stem(word) for word in _WORD.findall(text) if word.lower() not in FUNCTION_WORDS]
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` cut into clauses (at punctuation, and at "but", "however", "instead" ...).
+
+    >>> clauses("He should not go, but instead he should stay.")
+    ['He should not go', 'instead he should stay']
+    """
+    parts, start = [], 0
+    for end in _CLAUSE_END.finditer(text):
+        parts.append(text[start : end.start()])
+        start = end.end()
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
+class ChoiceContent:
+    """The distinctive words of each choice of one question, and which choice a clause states.
+
+    >>> content = ChoiceContent(["Airport Wi-Fi", "Gas station ATMs", "Phone charging stations", "Car charging stations"])
+    >>> [sorted(words) for words in content.distinctive]
+    [['airport', 'fi', 'wi'], ['atm', 'gas'], ['phon'], ['car']]
+    >>> content.stated("Avoid public phone charging stations.")
+    2
+    >>> content.stated("Charging stations are risky.") is None
+    True
+    >>> ChoiceContent(["4.5 years", "6 years", "9 years"]).statements("It took 4.5 years. Was it 6 years?")
+    [0]
+    """
+
+    def __init__(self, choices: Sequence[str]):
+        words = [set(content_words(choice)) for choice in choices]
+        self.distinctive = [
+            words[i] - set().union(*(other for j, other in enumerate(words) if j != i))
+            for i in range(len(words))
+        ]
+        self._all = set().union(*self.distinctive)
+        self._choices = list(choices)
+        self._stated: dict[str, int | None] = {}  # clause -> choice: a model in a loop repeats its clauses
+
+    def stated(self, clause: str) -> int | None:
+        """The index of the one choice ``clause`` states by its distinctive words, or None.
+
+        None when no choice has enough of its words in the clause, when two tie, or when a negation comes
+        before them ("did not eat out").
+        """
+        words = list(_WORD.finditer(clause))
+        stems = [stem(word.group()) for word in words]
+        if not self._all.intersection(stems):
+            return None
+        best, best_coverage, tied = None, 0.0, False
+        for index, distinctive in enumerate(self.distinctive):
+            if not distinctive:
+                continue
+            coverage = len(distinctive.intersection(stems)) / len(distinctive)
+            if coverage > best_coverage:
+                best, best_coverage, tied = index, coverage, False
+            elif coverage == best_coverage and coverage > 0:
+                tied = True
+        if best is None or tied or best_coverage < COVERAGE - 1e-9:
+            return None
+        negations = _negations_before(clause, self.distinctive[best])
+        if negations and negations > _negations_before(self._choices[best], self.distinctive[best]):
+            return None
+        return best
+
+    def statements(self, text: str) -> list[int]:
+        """The index of the choice each clause of ``text`` states, for the clauses that state one; a question
+        ("Could it be the toddler?") states nothing."""
+        stated = []
+        for sentence in _SENTENCE.findall(text):
+            if sentence.rstrip().endswith("?"):
+                continue
+            for clause in clauses(sentence):
+                if clause not in self._stated:
+                    self._stated[clause] = self.stated(clause)
+                if self._stated[clause] is not None:
+                    stated.append(self._stated[clause])
+        return stated
+
+
+def _negations_before(text: str, distinctive: set[str]) -> int:
+    """How many negations ``text`` has before the first of the ``distinctive`` words."""
+    first = next(
+        (word.start() for word in _WORD.finditer(text) if stem(word.group()) in distinctive), len(text)
+    )
+    return len(_NEGATION.findall(text, 0, first))
