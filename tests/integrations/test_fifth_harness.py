@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from scrambled_bench.builder.scrambler import scramble
+from scrambled_bench.builder.scrambler import scramble, scramble_items
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.integrations import (
@@ -79,15 +79,14 @@ class JsonLinesHarness(Harness):
                 changed = dict(
                     row, task=f"{task.name}_{scramble_type}", canonical=task.name, scramble_type=scramble_type
                 )
-                if "prompt" in request.columns:
+                if "prompt" in request.columns:  # each field at its own place, as `scramble` draws a row's
                     changed["prompt"] = scramble(
-                        row["prompt"], scramble_type, seed=request.seed, sample_id=key
+                        row["prompt"], scramble_type, seed=request.seed, sample_id=key, place="prompt"
                     )
-                if "choices" in request.columns:
-                    changed["choices"] = [
-                        scramble(choice, scramble_type, seed=request.seed, sample_id=key)
-                        for choice in row["choices"]
-                    ]
+                if "choices" in request.columns:  # the choices one list, kept distinct
+                    changed["choices"] = scramble_items(
+                        list(row["choices"]), scramble_type, seed=request.seed, sample_id=key, place="choices"
+                    )
                 lines.append(json.dumps(changed))
             (folder / f"{task.name}_{scramble_type}.jsonl").write_text("\n".join(lines) + "\n")
         (request.out / "manifest.json").write_text(json.dumps({"kind": "scramble", "harness": self.name}))
