@@ -126,8 +126,8 @@ def run_command(work: Workload, root: str, concurrency: int, out: Path) -> Comma
 
 
 def lm_eval_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
-    from scrambled_bench.harness.exports.lm_eval import DataLocation, write_tasks
-    from scrambled_bench.harness.exports.task_export import ExportedTask
+    from scrambled_bench.integrations.exported import ExportedTask
+    from scrambled_bench.integrations.lm_eval.bench import DataLocation, task_name, write_tasks
 
     include = write_tasks(out / "lm_eval_tasks", DataLocation(str(work.build)))
     model_args = (
@@ -136,14 +136,15 @@ def lm_eval_command(work: Workload, root: str, concurrency: int, out: Path) -> C
     )
     argv = [
         sys.executable, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
-        "--tasks", ",".join(ExportedTask(c).lm_eval_name for c in CONFIGS), "--include_path", str(include), "--apply_chat_template",
+        "--tasks", ",".join(task_name(ExportedTask(c)) for c in CONFIGS), "--include_path", str(include), "--apply_chat_template",
         "--gen_kwargs", f"max_gen_toks={MAX_NEW_TOKENS}", "--output_path", str(out / "lm_eval_out"),
     ]  # fmt: skip
     return Command(argv, {**harness_env(), "HF_DATASETS_CACHE": str(out / "datasets_cache")})
 
 
 def lighteval_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
-    from scrambled_bench.harness.exports.task_export import ExportedTask
+    from scrambled_bench.integrations.exported import ExportedTask
+    from scrambled_bench.integrations.lighteval import task_name as lighteval_name
 
     model_args = (
         f"model_name=openai/{MODEL},base_url={root}/v1,api_key=sk-no-key-required,max_model_length=2048,"
@@ -151,8 +152,8 @@ def lighteval_command(work: Workload, root: str, concurrency: int, out: Path) ->
         "generation_parameters={temperature:0.0}"
     )
     argv = [
-        sys.executable, "-m", "scrambled_bench.harness.exports.lighteval_cli", "endpoint", "litellm", model_args,
-        ",".join(ExportedTask(c).lighteval_name for c in CONFIGS), "--custom-tasks", "scrambled_bench.harness.exports.lighteval_tasks",
+        sys.executable, "-m", "scrambled_bench.integrations.lighteval.cli", "endpoint", "litellm", model_args,
+        ",".join(lighteval_name(ExportedTask(c)) for c in CONFIGS), "--custom-tasks", "scrambled_bench.integrations.lighteval.bench",
         "--output-dir", str(out / "lighteval_out"),
     ]  # fmt: skip
     env = {
@@ -166,7 +167,7 @@ def lighteval_command(work: Workload, root: str, concurrency: int, out: Path) ->
 
 def inspect_command(work: Workload, root: str, concurrency: int, out: Path) -> Command:
     """Inspect's OpenAI-compatible provider (``openai-api/<service>/<model>``) on the exported @tasks."""
-    from scrambled_bench.harness.exports.task_export import ExportedTask
+    from scrambled_bench.integrations.exported import ExportedTask
 
     argv = [
         str(Path(sys.executable).parent / "inspect"), "eval", *(f"scrambled_bench/{ExportedTask(c).slug}" for c in CONFIGS),

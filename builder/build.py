@@ -364,13 +364,17 @@ def build_dataset(
     reader: SourceReader | None = None,
     progress: Callable[[str, int], None] | None = None,
     replace: bool = False,
+    benchmark: Callable[[list[str]], str | None] | None = None,
 ) -> Path:
     """Build the Scrambled Bench into ``out`` and return ``out``.
 
     ``source_dir`` is a mirror laid out ``<owner>/<repo>/<path>``; ``None`` reads
     ``$SCRAMBLED_BENCH_SOURCE_DIR``, else downloads from GitHub. ``window`` (``START:END``) selects the
     RealtimeQA weeks (default: the paper's). ``progress(config, rows)`` is called after every config.
-    ``reader`` replaces the file access entirely (tests).
+    ``reader`` replaces the file access entirely (tests). ``benchmark(configs)`` gives the Hub benchmark
+    file (``eval.yaml``) of the configs built, or None where it has no task: the tasks define it, and they sit
+    above the builder, so the caller hands it in (``harness.hub_benchmark.eval_yaml_for``); without it the
+    build has no ``eval.yaml``.
 
     A previous build in ``out`` grows: it keeps every source and type it had, and gains those asked for
     (a config's bytes depend only on the version, the seed and the window, so no existing file changes).
@@ -460,7 +464,7 @@ def build_dataset(
         )
         (tmp / CARD_NAME).write_text(card_text, encoding="utf-8")
         outputs[CARD_NAME] = {"sha256": file_sha256(tmp / CARD_NAME)}
-        eval_yaml = benchmark_eval_yaml(summaries)
+        eval_yaml = benchmark(list(summaries)) if benchmark is not None else None
         if eval_yaml is not None:
             (tmp / EVAL_YAML_NAME).write_text(eval_yaml, encoding="utf-8")
             outputs[EVAL_YAML_NAME] = {"sha256": file_sha256(tmp / EVAL_YAML_NAME)}
@@ -492,18 +496,6 @@ def build_dataset(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
-
-
-def benchmark_eval_yaml(configs: Iterable[str]) -> str | None:
-    """The Hub's ``eval.yaml`` for a build of ``configs`` (it makes the pushed dataset a benchmark that
-    model repositories report results against), or ``None`` where no task's headline metric can be
-    computed from them (a build of the original texts only)."""
-    # the tasks are defined on top of the builder (they read its configs): imported here, not at the top
-    from scrambled_bench.harness.report.hub_eval import benchmark_configs
-    from scrambled_bench.harness.report.hub_eval import benchmark_eval_yaml as eval_yaml
-
-    names = list(configs)
-    return eval_yaml(names) if benchmark_configs(names) else None
 
 
 def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, Mapping[str, Any]]]:

@@ -49,6 +49,7 @@ def build(
     from scrambled_bench.builder.manifest import Manifest
     from scrambled_bench.builder.sources.fetch import resolve_source_dir
     from scrambled_bench.evaluate_cli.display import build_progress, console
+    from scrambled_bench.harness.hub_benchmark import eval_yaml_for
 
     mirror = resolve_source_dir(source_dir)
     before = set() if replace or not Manifest.exists(out) else Manifest.read(out).configs
@@ -73,6 +74,7 @@ def build(
             window=window,
             progress=bar.advance_config,
             replace=replace,
+            benchmark=eval_yaml_for,
         )
     manifest = Manifest.read(out)
     rows = sum(entry.get("rows", 0) for entry in manifest.outputs.values())

@@ -102,8 +102,8 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     answers came from and which endpoints gave the answers."""
     from rich.table import Table
 
-    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
+    from scrambled_bench.tables import Footnotes
 
     document = scores_in(document, PERCENT)  # results.json holds fractions
     out = console()
@@ -215,7 +215,7 @@ def _print_endpoints(engine: Mapping[str, Any], out: Console) -> None:
 def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
     """A config's ED, RR, Acc and RPG as the terminal tables print them (percent scores, one line per config:
     intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
-    footnote from ``notes`` (a :class:`~scrambled_bench.harness.report.tables.Footnotes`) saying why."""
+    footnote from ``notes`` (a :class:`~scrambled_bench.report.tables.Footnotes`) saying why."""
 
     from scrambled_bench.metrics.chance import chance_note
 
@@ -393,8 +393,8 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     after the scrambled variants of other tasks where there are some (:func:`print_scrambled_tasks`)."""
     from rich.table import Table
 
-    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.harness.results import PERCENT, scores_in
+    from scrambled_bench.tables import Footnotes
 
     if "scrambled_tasks" in document:
         print_scrambled_tasks(document, out)
@@ -413,15 +413,15 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
 
 
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
-    """Derived tasks against their canonical task: per metric and type, the harness's value and the
-    paired difference with its interval, McNemar's p and RPG (percent, as the tables)."""
+    """Derived tasks against their canonical task: per metric and type, the harness's value (percent) and the
+    paired difference with its interval (percentage points), McNemar's p and RPG (percent, as the tables)."""
     from rich.table import Table
 
     def percent(value: Any) -> str:
         return "" if value is None else f"{100 * value:.1f}"
 
-    from scrambled_bench.harness.report.tables import Footnotes
     from scrambled_bench.metrics.chance import chance_note
+    from scrambled_bench.tables import Footnotes
 
     notes = Footnotes()
     table = Table(title=f"scrambled variants in {document['folder']} (paired with the canonical task)")
@@ -430,8 +430,8 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
         "type",
         "metric",
         "value %",
-        "difference %",
-        "interval %",
+        "difference (pp)",
+        "interval (pp)",
         "McNemar p",
         "RPG %",
         "n",

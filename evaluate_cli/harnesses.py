@@ -33,7 +33,7 @@ def lm_eval_path(
 
         scrambled-bench lm-eval-path --data /data/scrambled_bench --out lm_eval_tasks
     """
-    from scrambled_bench.harness.exports.lm_eval import (
+    from scrambled_bench.integrations.lm_eval.bench import (
         PACKAGED_TASKS,
         data_location,
         default_folder,

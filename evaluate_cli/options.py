@@ -102,3 +102,44 @@ ReaderOption = Annotated[
         "rules, for numbers comparable with the paper's tables).",
     ),
 ]
+
+
+FROM_HELP = (
+    "A harness's log folder instead of prediction FILES: HARNESS is lm-eval, lighteval, inspect or any "
+    "registered harness, DIR the folder its logs went to (lm_eval --output_path with --log_samples, lighteval "
+    "--output-dir with --save-details, inspect eval --log-dir)."
+)
+FromOption = Annotated[
+    tuple[str, Path] | None, option("--from", FROM_HELP, metavar="HARNESS DIR", show_default=False)
+]
+LEGACY_FROM = {"--from-lm-eval": "lm-eval", "--from-lighteval": "lighteval", "--from-inspect": "inspect"}
+"""The options ``--from HARNESS DIR`` replaced, still taken (hidden) with a one-line deprecation note."""
+
+
+def legacy_from(flag: str) -> Any:
+    """A deprecated ``--from-<harness> DIR`` option: hidden from ``--help``, still taken."""
+    return typer.Option(flag, hidden=True, help=f"Deprecated: --from {LEGACY_FROM[flag]} DIR.")
+
+
+def harness_folder(given: tuple[str, Path] | None, legacy: dict[str, Path | None]) -> tuple[str, Path] | None:
+    """The (harness, folder) a command is asked to read, from ``--from HARNESS DIR`` or one of the deprecated
+    ``--from-<harness> DIR`` options (with a note on stderr); a one-line error where several are given.
+
+    >>> harness_folder(("lm-eval", Path("out")), {"--from-inspect": None})
+    ('lm-eval', PosixPath('out'))
+    >>> harness_folder(None, {"--from-inspect": None}) is None
+    True
+    """
+    from scrambled_bench.errors import ScrambledBenchError
+
+    asked = [(LEGACY_FROM[flag], path, flag) for flag, path in legacy.items() if path is not None]
+    if given is not None:
+        asked.append((given[0], Path(given[1]), "--from"))
+    if len(asked) > 1:
+        raise ScrambledBenchError("give one harness folder (--from HARNESS DIR) per call")
+    if not asked:
+        return None
+    name, path, flag = asked[0]
+    if flag != "--from":
+        typer.echo(f"note: {flag} DIR is deprecated; use --from {name} DIR", err=True)
+    return name, path

@@ -2,7 +2,7 @@
 (``--paper``), a paired comparison (``--compare``), one self-contained HTML file (``--format html``), and the
 Hub (``--push`` a leaderboard dataset, ``--model-card-results`` a model's evaluation results).
 
-The command parses options and calls :mod:`scrambled_bench.harness.report`."""
+The command parses options and calls :mod:`scrambled_bench.report`."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from scrambled_bench.evaluate_cli.options import (
     FormatChoice,
     PrivateOption,
     ReaderChoice,
+    harness_folder,
+    legacy_from,
     open_unit_interval,
     option,
 )
@@ -67,8 +69,9 @@ def report(
     model_card_results: Annotated[str | None, option("--model-card-results", "Write the runs' .eval_results/*.yaml to the Hub model repository ORG/MODEL.", show_default=False)] = None,
     benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
     allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
-    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Instead of run folders: an lm_eval --output_path folder of tasks made by `scramble lm-eval:TASK` (run with --log_samples): per task, the score per type with the paired differences; html adds logged prompts, original beside scrambled.", show_default=False)] = None,
-    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder of tasks made by `scramble lighteval:SPEC` (run with --save-details).", show_default=False)] = None,
+    from_: Annotated[tuple[str, Path] | None, option("--from", "Instead of run folders: a harness's log folder of the variants made by `scramble HARNESS:TASK` (HARNESS: lm-eval, lighteval, inspect or any registered harness): per task, the score per type with the paired differences; html adds a chart and the logged instances, canonical beside scrambled.", metavar="HARNESS DIR", show_default=False)] = None,
+    from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
+    from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
 ) -> None:  # fmt: skip
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
@@ -84,9 +87,10 @@ def report(
 
       scrambled-bench report runs/my-run --push my-org/scrambled-bench-results
 
-      scrambled-bench report --from-lm-eval lm-out --format html -o arc-scrambled.html
+      scrambled-bench report --from lm-eval lm-out --format html -o arc-scrambled.html
     """
-    from scrambled_bench.harness.report.build import ReportOptions, build_report
+    from scrambled_bench.probing.report import probe_runs
+    from scrambled_bench.report.build import ReportOptions, build_report
 
     options = ReportOptions(
         fmt=fmt.value,
@@ -105,7 +109,11 @@ def report(
         model_card_results=model_card_results,
         benchmark=benchmark,
         allow_incomplete=allow_incomplete,
-        from_lm_eval=from_lm_eval,
-        from_lighteval=from_lighteval,
+        from_harness=harness_folder(
+            from_, {"--from-lm-eval": from_lm_eval, "--from-lighteval": from_lighteval}
+        ),
     )
-    build_report(runs or [], options, emit=typer.echo, notify=lambda line: typer.echo(line, err=True))
+    others, folders = probe_runs(runs or [])  # probe runs beside evaluation runs: shown by their own code
+    build_report(
+        folders, options, others=others, emit=typer.echo, notify=lambda line: typer.echo(line, err=True)
+    )

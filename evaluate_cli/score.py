@@ -10,10 +10,13 @@ import typer
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
+    FromOption,
     NResamplesOption,
     ReaderChoice,
     ReaderOption,
     choices_enum,
+    harness_folder,
+    legacy_from,
     open_unit_interval,
     option,
 )
@@ -26,9 +29,7 @@ DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
 def score(
     files: Annotated[list[Path] | None, typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file.")] = None,
     task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
-    from_lm_eval: Annotated[Path | None, option("--from-lm-eval", "Score the scrambled_bench tasks of an lm_eval --output_path folder (run with --log_samples): ED, RR, Acc and RPG per config, as `run` scores them; the variants of `scramble lm-eval:TASK` are paired with their canonical task.")] = None,
-    from_lighteval: Annotated[Path | None, option("--from-lighteval", "The same for a lighteval --output-dir folder (run with --save-details); the variants of `scramble lighteval:SPEC` are paired with their canonical task.")] = None,
-    from_inspect: Annotated[Path | None, option("--from-inspect", "The same for an inspect eval --log-dir folder; scrambled variants of other tasks (scrambled_bench/scrambled) are paired with their canonical task's run.")] = None,
+    from_: FromOption = None,
     reader: ReaderOption = ReaderChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
@@ -36,6 +37,9 @@ def score(
     n_resamples: NResamplesOption = 1000,
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
+    from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
+    from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
+    from_inspect: Annotated[Path | None, legacy_from("--from-inspect")] = None,
 ) -> None:  # fmt: skip
     """Score predictions made by any tool; print a JSON summary (fractions) on stdout.
 
@@ -56,10 +60,13 @@ def score(
     Several files (or a folder) are scored in one call: one summary per
     file on stderr, and on stdout one JSON object per file in a list.
 
-    With --from-lm-eval (or --from-lighteval, --from-inspect) the outputs that harness
-    logged on the exported scrambled_bench tasks are read again and scored
-    as `run` scores its own: a table per config on stderr, and on stdout a
-    document shaped like results.json (fractions), RPG included.
+    With --from HARNESS DIR (lm-eval, lighteval, inspect, or any registered
+    harness) the outputs that harness logged on the exported scrambled_bench
+    tasks are read again and scored as `run` scores its own: a table per
+    config on stderr, and on stdout a document shaped like results.json
+    (fractions), RPG included. Scrambled variants of other tasks (made by
+    `scramble HARNESS:TASK`) are paired with their canonical task, document
+    by document, whichever runs logged them into the folder.
 
     Examples:
 
@@ -69,34 +76,34 @@ def score(
 
         scrambled-bench score outputs/ --task qa --parser paper --confidence-level 0.95
 
-        scrambled-bench score --from-lm-eval lm_eval_out/
+        scrambled-bench score --from lm-eval lm_eval_out/
 
-        scrambled-bench score --from-lighteval lighteval_out/
+        scrambled-bench score --from lighteval lighteval_out/
 
-        scrambled-bench score --from-inspect logs/
+        scrambled-bench score --from inspect logs/
     """
     from scrambled_bench.evaluate_cli.display import console, print_score_summaries
     from scrambled_bench.harness.results import FRACTION, units
     from scrambled_bench.metrics.score_files import score_files, write_details
 
-    harness_folders = {"lm-eval": from_lm_eval, "lighteval": from_lighteval, "inspect": from_inspect}
-    given = {source: folder for source, folder in harness_folders.items() if folder is not None}
-    if given:
-        if len(given) > 1 or files:
-            raise ScrambledBenchError(
-                "give prediction FILES, --from-lm-eval, --from-lighteval or --from-inspect, one of them per call"
-            )
+    legacy = {
+        "--from-lm-eval": from_lm_eval,
+        "--from-lighteval": from_lighteval,
+        "--from-inspect": from_inspect,
+    }
+    given = harness_folder(from_, legacy)
+    if given is not None:
+        if files:
+            raise ScrambledBenchError("give prediction FILES or --from HARNESS DIR, one of them per call")
         for option, value in (("--task", task), ("--dataset", dataset), ("--details", details)):
             if value is not None:
                 raise ScrambledBenchError(
                     f"{option} applies to prediction FILES, not to a harness's output folder"
                 )
-        _score_harness_output(*given.popitem(), reader.value, confidence_level, n_resamples, seed)
+        _score_harness_output(*given, reader.value, confidence_level, n_resamples, seed)
         return
     if not files:
-        raise ScrambledBenchError(
-            "give prediction FILES (with --task), --from-lm-eval, --from-lighteval or --from-inspect"
-        )
+        raise ScrambledBenchError("give prediction FILES (with --task), or --from HARNESS DIR")
     if task is None:
         raise ScrambledBenchError("--task recovery|qa is needed to score prediction FILES")
     summaries, rows = score_files(
@@ -120,7 +127,7 @@ def _score_harness_output(
     source: str, folder: Path, reader: str, confidence_level: float | None, n_resamples: int, seed: int
 ) -> None:
     from scrambled_bench.evaluate_cli.display import console, print_config_scores
-    from scrambled_bench.harness.exports.logged_samples import score_harness_output
+    from scrambled_bench.integrations.scoring import score_harness_output
 
     document = score_harness_output(
         source,

@@ -18,12 +18,12 @@ from scrambled_bench.names import split_names
 RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
 """The paper's Appendix A.4 corpora, from their records (``scrambled_bench.builder.recipes.RECIPES``)."""
 DemosChoice = choices_enum("DemosChoice", ["original", "scrambled"])
-"""What a harness task's demonstrations become (``builder.harness_tasks.DEMOS``)."""
+"""What a harness task's demonstrations become (``integrations.datasets.DEMOS``)."""
 
 
 def scramble(
-    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT.")],
-    columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate).")],
+    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT, inspect:TASK|FILE.py@TASK (or NAME:SPEC of any registered harness).")],
+    columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate); for an Inspect task, the sample fields: input, choices.")],
     types: TypesOption = None,
     recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
     out: Annotated[Path | None, option("--out", "Output folder; a previous scramble output there of the same source and settings grows by these types (written atomically).")] = None,
@@ -61,13 +61,18 @@ def scramble(
 
         scrambled-bench scramble 'lighteval:lighteval|arc:easy|0' --columns question --types kfl,rs50,sub --out arc-lighteval
 
-    A harness task (lm-eval:TASK or lm-eval:GROUP; lighteval:SUITE|TASK|FEWSHOT) is resolved through the
-    harness's registry: its dataset is scrambled into OUT/<task>/ and derived task files are written to
-    OUT/lm_eval/ (`lm_eval --include_path OUT/lm_eval --tasks <task>_scrambled` runs the canonical task beside
-    its variants) or OUT/lighteval/ (`--custom-tasks OUT/lighteval/scrambled_tasks.py`). With --push (one task)
-    the task files read the pushed Hub dataset at the commit the push made.
+        scrambled-bench scramble inspect:inspect_evals/arc_easy --columns input,choices --types kfl,rs50,sub --out arc-inspect
+
+    A harness task (lm-eval:TASK or lm-eval:GROUP; lighteval:SUITE|TASK|FEWSHOT; inspect:TASK or
+    inspect:FILE.py@TASK) is resolved through the harness's registry, and its variants written so that
+    one command of the harness runs the canonical task beside them: lm-eval's and lighteval's datasets
+    are scrambled into OUT/<task>/ with derived task files in OUT/lm_eval/ (`lm_eval --include_path
+    OUT/lm_eval --tasks <task>_scrambled`) or OUT/lighteval/ (`--custom-tasks
+    OUT/lighteval/scrambled_tasks.py`); Inspect's task file OUT/inspect/scrambled_tasks.py scrambles the
+    samples when it loads (`inspect eval OUT/inspect/scrambled_tasks.py`). With --push (one task) the task
+    files read the pushed Hub dataset at the commit the push made.
     """
-    from scrambled_bench.builder.harness_tasks import harness_of
+    from scrambled_bench.integrations.registry import harness_of
 
     if harness_of(source) is not None:
         _scramble_harness_task(
@@ -81,9 +86,7 @@ def scramble(
         ("--demos", demos),
     ):
         if value is not None:
-            raise ScrambledBenchError(
-                f"{name} applies to a harness task (lm-eval:TASK, lighteval:SPEC), not to a dataset"
-            )
+            raise ScrambledBenchError(f"{name} applies to a harness task (HARNESS:TASK), not to a dataset")
     from scrambled_bench.builder.scramble import scramble_dataset
 
     result = scramble_dataset(
@@ -107,9 +110,8 @@ def _scramble_harness_task(
     source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming, id_column,
     sample_rate, include_path, custom_tasks, demos, private, replace,
 ) -> None:  # fmt: skip
-    """``scramble lm-eval:TASK`` / ``lighteval:SPEC``: the dataset options a task's own config sets are
-    refused, not ignored."""
-    from scrambled_bench.builder.harness_tasks import scramble_harness_task
+    """``scramble HARNESS:TASK``: the dataset options a task's own config sets are refused, not ignored."""
+    from scrambled_bench.integrations.scramble import scramble_harness_task
 
     for name, value in (
         ("--recipe", recipe), ("--split", split), ("--config", config),
@@ -123,14 +125,14 @@ def _scramble_harness_task(
         raise ScrambledBenchError("--streaming does not apply to a harness task")
     result = scramble_harness_task(
         source, columns=split_names(columns) or [], types=split_names(types), out=out,
-        include_path=include_path, custom_tasks=custom_tasks,
-        demos=demos.value if demos is not None else "original", seed=seed, num_proc=num_proc, push=push,
+        task_sources={"--include-path": include_path, "--custom-tasks": custom_tasks},
+        demos=demos.value if demos is not None else None, seed=seed, num_proc=num_proc, push=push,
         private=private, replace=replace,
     )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
-    tasks = ", ".join(result.rows)
-    pushed = f" and {result.hub.repo_id}@{result.hub.revision}" if result.hub is not None else ""
+    tasks = ", ".join(result.tasks)
+    pushed = f" and {result.hub[0]}@{result.hub[1]}" if result.hub is not None else ""
     typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}; run: {result.run_hint}")
     for task, summary in result.unchanged.items():
         typer.echo(f"{task}: {summary}")

@@ -231,6 +231,7 @@ def grow_build(
 ) -> Path:
     """Build ``sources`` (default: all) at ``types`` into ``path``, adding to the build already there."""
     from scrambled_bench.builder.build import build_dataset
+    from scrambled_bench.harness.hub_benchmark import eval_yaml_for
 
     return Path(
         build_dataset(
@@ -241,6 +242,7 @@ def grow_build(
             window=window,
             source_dir=_source_dir(),
             progress=progress,
+            benchmark=eval_yaml_for,
         )
     )
 

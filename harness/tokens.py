@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.harness.backends.base import Backend, GenerationRequest
+from scrambled_bench.harness.backends.gguf_chat import gguf_request_tokens, render_gguf_chat, user_message
 from scrambled_bench.redaction import redact
 
 #: the rough estimate's characters per token (English prose in a BPE vocabulary)
@@ -48,15 +49,6 @@ SERVER_TIMEOUT_SECONDS = 30.0
 #: the role's tokens, 3 that prime the reply
 OPENAI_TOKENS_PER_MESSAGE = 3
 OPENAI_REPLY_PRIMING_TOKENS = 3
-
-
-def user_message(prompt: str) -> list[dict[str, str]]:
-    """A chat prompt as the backends send it: one user message.
-
-    >>> user_message("hi")
-    [{'role': 'user', 'content': 'hi'}]
-    """
-    return [{"role": "user", "content": prompt}]
 
 
 class TokenCounter(ABC):
@@ -86,37 +78,6 @@ class TokenCounter(ABC):
 
 
 # -- tokenizers held in this process ------------------------------------------------------------------
-
-
-def gguf_request_tokens(llama: Any, request: GenerationRequest) -> int:
-    """The prompt tokens llama.cpp evaluates for ``request``: for chat, the prompt inside the GGUF's chat
-    template, as llama-cpp-python formats it for ``create_chat_completion`` (what ``usage.prompt_tokens``
-    reports), not the bare text, which is a fifth fewer for the quick suite."""
-    rendered = render_gguf_chat(llama, request.prompt) if request.chat else None
-    if rendered is None:
-        # raw prompts, and chat on a model whose GGUF has no template (llama.cpp then picks a built-in one)
-        return len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True, special=True))
-    text, added_special = rendered
-    return len(llama.tokenize(text.encode("utf-8"), add_bos=not added_special, special=True))
-
-
-def render_gguf_chat(llama: Any, prompt: str) -> tuple[str, bool] | None:
-    """``(text, added_special)``: ``prompt`` as one user message inside the GGUF's chat template, and
-    whether the template wrote the special tokens itself; None where the GGUF has no template."""
-    template = llama.metadata.get("tokenizer.chat_template")
-    if template is None:
-        return None
-    from llama_cpp import llama_chat_format
-
-    def token_text(token_id: int) -> str:
-        return llama._model.token_get_text(token_id) if token_id != -1 else ""
-
-    # the same formatter llama.cpp builds from the GGUF's template for create_chat_completion
-    formatter = llama_chat_format.Jinja2ChatFormatter(
-        template=template, eos_token=token_text(llama.token_eos()), bos_token=token_text(llama.token_bos())
-    )
-    formatted = formatter(messages=user_message(prompt))
-    return formatted.prompt, formatted.added_special
 
 
 def load_gguf_vocabulary(path: Path) -> Any:

@@ -51,7 +51,7 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, out_dir: Path, name: str) -> list[Path]:
-    from scrambled_bench.harness.report.figures import save_png_and_svg
+    from scrambled_bench.plots import save_png_and_svg
 
     written = save_png_and_svg(fig, out_dir, name)
     _pyplot().close(fig)
@@ -90,7 +90,7 @@ def plot_figure7(result: ProbeResult, out_dir: Path) -> list[Path]:
 
     Small multiples rather than the paper's one panel: seven bands drawn over each other hide one another,
     and a setting is read against Ori, which every panel repeats."""
-    from scrambled_bench.harness.report.figures.common import (
+    from scrambled_bench.plots import (
         finish,
         grid,
         handles,

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import wilson_interval
+from scrambled_bench.metrics.statistics import wilson_interval
 
 #: probe.json's layout version
 RESULT_FORMAT = 1

@@ -4,18 +4,21 @@
   holds no probe;
 - :func:`probe_table`: accuracy per layer and setting as a report table;
 - :func:`plot_probe`: Figures 7 and 8 as PNG and SVG;
-- :func:`probe_svgs`: the SVG figures a probe run wrote, for the HTML report.
+- :func:`probe_svgs`: the SVG figures a probe run wrote, for the HTML report;
+- :class:`ProbeRun`: all three for one folder, as the report takes a run folder of another kind than an
+  evaluation run (the command hands these to the report: the report does not import probing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.report.tables import ReportTable
 from scrambled_bench.probing.figures import FIGURE7, FIGURE8, plot_figure7, plot_figure8, type_label
 from scrambled_bench.probing.probes import ProbeResult
+from scrambled_bench.tables import ReportTable
 
 RESULT_FILE = "probe.json"
 
@@ -41,6 +44,31 @@ def load_probe(run_dir: str | Path) -> ProbeResult | None:
         return ProbeResult.from_dict(document)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ScrambledBenchError(f"{path}: not a readable probe result ({exc})") from None
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """A probe run folder as the report shows it beside evaluation runs: its table, its figures inline
+    (HTML) and as files (``--plot``). ``made_by`` names the command whose settings its intervals keep."""
+
+    folder: Path
+    result: ProbeResult
+    made_by: str = "probe"
+
+    def table(self, *, ci: bool) -> ReportTable:
+        return probe_table(self.result, ci=ci)
+
+    def svgs(self) -> list[tuple[str, str, str]]:
+        return probe_svgs(self.folder, self.result)
+
+    def plot(self, out_dir: Path) -> list[Path]:
+        return plot_probe(self.result, Path(out_dir) / self.folder.name)
+
+
+def probe_runs(folders: Sequence[str | Path]) -> tuple[list[ProbeRun], list[Path]]:
+    """:func:`split_probe_runs` as :class:`ProbeRun` records, and the other folders."""
+    probes, runs = split_probe_runs(folders)
+    return [ProbeRun(folder, result) for folder, result in probes.items()], runs
 
 
 def split_probe_runs(folders: Sequence[str | Path]) -> tuple[dict[Path, ProbeResult], list[Path]]:

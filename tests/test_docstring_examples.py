@@ -33,11 +33,11 @@ def _all_modules() -> list[str]:
 MODULES = _all_modules()
 #: modules that exist to be imported by an optional harness (the `harness` extra); skipped where it is absent
 OPTIONAL = {
-    "scrambled_bench.harness.exports.lighteval_tasks": "lighteval",
-    "scrambled_bench.harness.exports.lighteval_cli": "lighteval",
-    "scrambled_bench.builder.lighteval_source": "lighteval",
-    "scrambled_bench.harness.exports.inspect_tasks": "inspect_ai",
-    "scrambled_bench.harness.exports.inspect_scrambled": "inspect_ai",
+    "scrambled_bench.integrations.lighteval.bench": "lighteval",
+    "scrambled_bench.integrations.lighteval.cli": "lighteval",
+    "scrambled_bench.integrations.lighteval.tasks_source": "lighteval",
+    "scrambled_bench.integrations.inspect.bench": "inspect_ai",
+    "scrambled_bench.integrations.inspect.scrambled": "inspect_ai",
 }
 
 
@@ -56,7 +56,9 @@ def test_the_walk_finds_every_part_of_the_package():
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
     if name in OPTIONAL:
-        pytest.importorskip(OPTIONAL[name], reason=f"{name} needs the harness extra: pip install -e '.[harness]'")
+        pytest.importorskip(
+            OPTIONAL[name], reason=f"{name} needs the harness extra: pip install -e '.[harness]'"
+        )
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

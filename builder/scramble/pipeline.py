@@ -101,7 +101,7 @@ def scramble_dataset(
     ``batch_size`` (rows per batch handed to the scrambler) changes neither the rows nor the bytes written;
     ``rows_per_shard`` sets the size of the parquet files.
     ``api`` replaces ``huggingface_hub.HfApi`` for ``push`` (tests).
-    ``loaded`` is a source already loaded (a harness task's dataset, ``builder.harness_tasks``) in place of
+    ``loaded`` is a source already loaded (a harness task's dataset, ``integrations.datasets``) in place of
     ``source``; ``kept_splits`` are copied with their text unchanged; ``extra_outputs(folder)`` writes more
     files into the output before it is moved into place and returns what the manifest adds about them.
 

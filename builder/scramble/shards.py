@@ -13,13 +13,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scrambled_bench.builder.scramble.columns import count_unchanged, output_features
+from scrambled_bench.builder.scramble.sources import LoadedSource
 from scrambled_bench.builder.scramble.variants import ScrambleJob, Variant, map_batch, scramble_streamed_batch
-
-if TYPE_CHECKING:
-    from scrambled_bench.builder.scramble.sources import LoadedSource
 
 ROWS_PER_GROUP = 1_000
 """Rows per parquet row group (fixed: the bytes of the files depend on it), and the default batch size."""

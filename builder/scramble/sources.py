@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.build import CARD_NAME
-from scrambled_bench.builder.scramble.shards import ROWS_PER_GROUP
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.io import file_sha256
 
@@ -26,6 +25,10 @@ FILE_BUILDERS = {
 }
 """Packaged ``datasets`` builder for a data file, by extension (read through ``.gz``, ``.zst``, ``.bz2``, ``.xz``)."""
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
+
+
+INFERENCE_ROWS = 1_000
+"""Rows of a streamed source whose features are inferred where it declares none."""
 
 
 @dataclass
@@ -266,7 +269,7 @@ def features_of(split: str, dataset: Any) -> Any:
 
     features = dataset.features
     if features is None:
-        first = next(iter(dataset.iter(batch_size=ROWS_PER_GROUP)), None)
+        first = next(iter(dataset.iter(batch_size=INFERENCE_ROWS)), None)
         if first is None:
             raise ScrambledBenchError(f"split {split!r} is empty and declares no columns")
         features = datasets.Features.from_arrow_schema(pa.Table.from_pydict(first).schema)

@@ -172,7 +172,7 @@ class LlamaCppBackend(Backend):
         """The prompt tokens llama.cpp will evaluate for ``request``: for chat, the prompt inside the model's
         chat template (what ``usage.prompt_tokens`` reports), not the bare text, which is a fifth fewer
         for the quick suite."""
-        from scrambled_bench.harness.tokens import gguf_request_tokens
+        from scrambled_bench.harness.backends.gguf_chat import gguf_request_tokens
 
         llama = await asyncio.to_thread(self._load)
         return await asyncio.to_thread(gguf_request_tokens, llama, request)

@@ -248,12 +248,12 @@ def register(task: Task) -> Task:
 
 
 def get_task(name: str) -> Task:
-    """The task called ``name``, or a one-line error listing the known ones."""
-    from scrambled_bench.harness.tasks import TASKS
-
-    if name not in TASKS:
-        raise ScrambledBenchError(f"unknown task {name!r}; choose from {', '.join(TASKS)}")
-    return TASKS[name]
+    """The task called ``name``, or a one-line error listing the known ones (in their rank order; the
+    package ``harness.tasks`` imports every task module, so all are registered before any is asked for)."""
+    if name not in _REGISTRY:
+        known = sorted(_REGISTRY.values(), key=lambda task: task.rank)
+        raise ScrambledBenchError(f"unknown task {name!r}; choose from {', '.join(t.name for t in known)}")
+    return _REGISTRY[name]
 
 
 @dataclass(frozen=True, order=True)

@@ -166,7 +166,7 @@ def test_inspect_choices_are_the_scramble_commands(scramble_type, row, key):
     pytest.importorskip("inspect_ai")
     from inspect_ai.dataset import Sample
 
-    from scrambled_bench.harness.exports.inspect_scrambled import scrambled_sample
+    from scrambled_bench.integrations.inspect.scrambled import scrambled_sample
 
     question, choices = row
     sample = Sample(id=key, input=question, choices=choices, target="A")

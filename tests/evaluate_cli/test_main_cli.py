@@ -19,7 +19,7 @@ SCRIPT = Path(sys.executable).with_name("scrambled-bench")
     [
         (["nosuch"], "No such command 'nosuch'"),
         (["run", "--limit", "abc"], "Invalid value for '--limit'"),
-        (["score"], "give prediction FILES (with --task), --from-lm-eval, --from-lighteval or --from-inspect"),
+        (["score"], "give prediction FILES (with --task), or --from HARNESS DIR"),
         (["build", "--no-such-option"], "No such option"),
     ],
 )
@@ -45,7 +45,9 @@ def test_bare_command_prints_help_and_succeeds(capsys):
     assert "Usage" in captured.out + captured.err
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the scrambled-bench console script is not installed in this venv")
+@pytest.mark.skipif(
+    not SCRIPT.exists(), reason="the scrambled-bench console script is not installed in this venv"
+)
 def test_console_script_prints_no_traceback():
     result = subprocess.run(
         [str(SCRIPT), "run", "--backend", "nosuch"], capture_output=True, text=True, timeout=120
@@ -73,5 +75,7 @@ def test_a_short_option_means_one_thing_in_every_command():
             for short in shorts:
                 meaning.setdefault(short, set()).update(longs)
     # one meaning per letter; -o is where a command writes, a folder (--out) or a file (--output)
-    assert {short: longs for short, longs in meaning.items() if len(longs) > 1} == {"-o": {"--out", "--output"}}
+    assert {short: longs for short, longs in meaning.items() if len(longs) > 1} == {
+        "-o": {"--out", "--output"}
+    }
     assert meaning["-s"] == {"--suite"} and meaning["-t"] == {"--types"}

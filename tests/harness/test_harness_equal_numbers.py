@@ -8,8 +8,8 @@ wire, that every harness sent the paper's prompts exactly as ``run`` does and th
 matters (greedy, the task's stop sequences, the token cap), and it records the parameters that differ. Then:
 
 1. the raw outputs are the same, sample by sample;
-2. each harness's logged outputs, fed to ``scrambled-bench score --from-lm-eval`` / ``--from-lighteval`` /
-   ``--from-inspect``, give every score of ``run``'s results.json (ED, RR, Acc, RPG, intervals, unparsed
+2. each harness's logged outputs, fed to ``scrambled-bench score --from lm-eval`` / ``--from lighteval`` /
+   ``--from inspect``, give every score of ``run``'s results.json (ED, RR, Acc, RPG, intervals, unparsed
    counts, reader rules);
 3. each harness's own reported aggregates (its results file, Inspect's log metrics) equal ``run``'s (RPG
    spans three configs, so no harness reports it itself: it is checked through 2).
@@ -31,10 +31,13 @@ from typing import Any
 import pytest
 
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.harness.exports.lm_eval import DataLocation, write_tasks
-from scrambled_bench.harness.exports.logged_samples import inspect_samples, lighteval_details, lm_eval_samples
-from scrambled_bench.harness.exports.task_export import ExportedTask
 from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.integrations import get_harness
+from scrambled_bench.integrations.exported import ExportedTask
+from scrambled_bench.integrations.lighteval import task_name as lighteval_name
+from scrambled_bench.integrations.lm_eval.bench import DataLocation, task_name, write_tasks
+from scrambled_bench.integrations.pairing import newest_per_task
+from scrambled_bench.integrations.scoring import LoggedSample, bench_samples
 
 # four harnesses one after another on 2 busy cores take longer than the suite's 900 s default
 pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -47,7 +50,7 @@ CONFIGS = [
     TaskConfig("scrrec-zero-shot", "realtimeqa", "rs50"),
 ]
 MAX_NEW_TOKENS = 48
-#: what a config's scores are, in results.json and in `score --from-...` alike
+#: what a config's scores are, in results.json and in `score --from ...` alike
 SCORE_KEYS = (
     "n_scored",
     "unparsed",
@@ -97,6 +100,13 @@ def _scores(configs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: {key: entry[key] for key in SCORE_KEYS if key in entry} for name, entry in configs.items()}
 
 
+def _logged(harness: str, folder: Path) -> list[LoggedSample]:
+    """The bench's logged outputs in a harness's folder, read through the harness's registered reader."""
+    return bench_samples(
+        [task for task in newest_per_task(get_harness(harness).read_logs(folder)) if task.bench]
+    )
+
+
 def _parameters(body: dict[str, Any]) -> dict[str, Any]:
     """A request body's decoding parameters (all but the prompt and the model name)."""
     return {key: value for key, value in body.items() if key not in ("messages", "model")}
@@ -143,7 +153,7 @@ def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
     )
     _run(
         [sys.executable, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
-         "--tasks", ",".join(task.lm_eval_name for task in exported), "--include_path", str(include),
+         "--tasks", ",".join(task_name(task) for task in exported), "--include_path", str(include),
          "--apply_chat_template", "--gen_kwargs", f"max_gen_toks={MAX_NEW_TOKENS}",
          "--log_samples", "--output_path", str(lm_eval_out)],
         cwd=tmp_path, env=env, log=tmp_path / "lm_eval.log",
@@ -164,11 +174,11 @@ def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
     )
     families: dict[tuple[str, ...], list[str]] = {}
     for task in exported:
-        families.setdefault(task.task.stop, []).append(task.lighteval_name)
+        families.setdefault(task.task.stop, []).append(lighteval_name(task))
     for index, names in enumerate(families.values()):
         _run(
-            [sys.executable, "-m", "scrambled_bench.harness.exports.lighteval_cli", "endpoint", "litellm",
-             model_args, ",".join(names), "--custom-tasks", "scrambled_bench.harness.exports.lighteval_tasks",
+            [sys.executable, "-m", "scrambled_bench.integrations.lighteval.cli", "endpoint", "litellm",
+             model_args, ",".join(names), "--custom-tasks", "scrambled_bench.integrations.lighteval.bench",
              "--save-details", "--output-dir", str(lighteval_out)],
             cwd=tmp_path,
             env={**env, "SCRAMBLED_BENCH_DATA": str(TINY_BUILD.resolve()),
@@ -225,24 +235,24 @@ def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
 
     # --- 1. the same raw outputs --------------------------------------------------------------------------
     logged = {
-        "lm-eval": lm_eval_samples(lm_eval_out),
-        "lighteval": lighteval_details(lighteval_out),
-        "inspect": inspect_samples(inspect_logs),
+        "lm-eval": _logged("lm-eval", lm_eval_out),
+        "lighteval": _logged("lighteval", lighteval_out),
+        "inspect": _logged("inspect", inspect_logs),
     }
     for harness, samples in logged.items():
         outputs = {(sample.config.name, sample.meta["id"]): sample.output for sample in samples}
         assert outputs == our_outputs, f"{harness}'s outputs differ from run's"
 
-    # --- 2. their logs through `score --from-...` give run's results ---------------------------------------
-    for option, folder in (
-        ("--from-lm-eval", lm_eval_out),
-        ("--from-lighteval", lighteval_out),
-        ("--from-inspect", inspect_logs),
+    # --- 2. their logs through `score --from ...` give run's results ---------------------------------------
+    for harness, folder in (
+        ("lm-eval", lm_eval_out),
+        ("lighteval", lighteval_out),
+        ("inspect", inspect_logs),
     ):
         capsys.readouterr()
-        assert main(["score", option, str(folder)]) == 0
+        assert main(["score", "--from", harness, str(folder)]) == 0
         document = json.loads(capsys.readouterr().out)
-        assert _scores(document["configs"]) == ours, option
+        assert _scores(document["configs"]) == ours, harness
 
     # --- 3. their own aggregates are run's (fractions in both) --------------------------------------------
     from inspect_ai.log import list_eval_logs, read_eval_log
@@ -259,14 +269,12 @@ def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
         lighteval_results.update(json.loads(path.read_text())["results"])
     native = {
         "lm-eval": {
-            task.config.name: {
-                m.key: lm_eval_results[task.lm_eval_name][f"{m.key},none"] for m in task.metrics
-            }
+            task.config.name: {m.key: lm_eval_results[task_name(task)][f"{m.key},none"] for m in task.metrics}
             for task in exported
         },
         "lighteval": {
             task.config.name: {
-                m.key: lighteval_results[f"{task.lighteval_name}|0"][m.key] for m in task.metrics
+                m.key: lighteval_results[f"{lighteval_name(task)}|0"][m.key] for m in task.metrics
             }
             for task in exported
         },

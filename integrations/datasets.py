@@ -1,0 +1,301 @@
+"""The variants of harness tasks that read a dataset (lm-eval's, lighteval's): the shared flow of
+:meth:`DatasetHarness.write_variants`.
+
+The task's dataset is loaded as its harness loads it (offline where it is cached or local) and scrambled by
+``scramble``'s own functions, seed and row keys (``builder.scramble``); nothing here scrambles text. The
+evaluation split is scrambled. Every other split the task names (its demonstrations' among them) is copied
+with its text unchanged under ``--demos original`` (the default), scrambled too under ``--demos
+scrambled``. A task that draws its demonstrations from its evaluation split gets them scrambled with it:
+the manifest says so. A column that holds the target is refused (each task's ``refuse_target_columns``).
+
+Output layout (``--out DIR``): ``DIR/<task>/`` per canonical task is a ``scramble`` output (one config per
+type, the card, the manifest), the harness's own task files go beside it (:meth:`write_task_files`), and
+``DIR/manifest.json`` lists the tasks. With ``--push`` (one task) the task's data is uploaded by
+``scramble``'s push and the task files read it at the pushed commit. All or nothing: the folder is moved
+into place once whole.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import tempfile
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.builder.build import swap_into_place
+from scrambled_bench.builder.hub import push_scrambled
+from scrambled_bench.builder.scramble import (
+    LoadedSource,
+    Variant,
+    check_columns,
+    is_scramble_output,
+    row_keys,
+    scramble_batch,
+    scramble_dataset,
+)
+from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.hub import require_token
+from scrambled_bench.integrations.base import CanonicalTask, Harness, ScrambleRequest, WrittenVariants
+from scrambled_bench.integrations.outputs import manifest_head
+
+DEMOS = ("original", "scrambled")
+TARGET_CHECK_DOCS = 20
+"""Documents on which a target is compared, original against scrambled."""
+
+
+def variant_name(task: str, scramble_type: str) -> str:
+    """A derived task's name in its harness: the canonical task's and the type's.
+
+    >>> variant_name("arc_easy", "rs50")
+    'arc_easy_rs50'
+    """
+    return f"{task}_{scramble_type}"
+
+
+def closest_names(name: str, names: Sequence[str]) -> str:
+    """`` (closest: ...)`` with the registered names nearest to an unknown one, else nothing.
+
+    >>> closest_names("arc_esy", ["arc_easy", "gsm8k"]), closest_names("zzz", ["arc_easy"])
+    (' (closest: arc_easy)', '')
+    """
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f" (closest: {', '.join(close)})" if close else ""
+
+
+def first_documents(
+    dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+) -> tuple[Any, dict[Variant, Any]]:
+    """The first :data:`TARGET_CHECK_DOCS` rows of ``dataset`` and, per variant, the same rows scrambled as
+    ``scramble`` scrambles them (same seed and row keys): what a target check compares."""
+    first = dataset.select(range(min(TARGET_CHECK_DOCS, len(dataset))))
+    batch = first.to_dict()
+    keys = row_keys(batch, range(len(first)), None)
+    return first, {
+        variant: type(first).from_dict(
+            scramble_batch(batch, keys, columns=columns, variant=variant, seed=seed)
+        )
+        for variant in variants
+    }
+
+
+def target_changes(task: str, columns: Sequence[str], index: int, variant: Variant) -> ScrambledBenchError:
+    """The refusal of columns whose scrambling changes a document's target."""
+    return ScrambledBenchError(
+        f"--columns {','.join(columns)}: task {task}'s target of document {index} changes "
+        f"under {variant.scramble_type}; scramble the inputs, never the target"
+    )
+
+
+class DatasetTask(CanonicalTask):
+    """A canonical task that reads a dataset: where from (``load_dataset(dataset_path, dataset_name,
+    **dataset_kwargs)``), which splits it evaluates and draws demonstrations from, and how a column that
+    holds its target is refused."""
+
+    @property
+    @abstractmethod
+    def dataset_path(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def dataset_name(self) -> str | None: ...
+
+    @property
+    @abstractmethod
+    def dataset_kwargs(self) -> dict[str, Any]: ...
+
+    @property
+    @abstractmethod
+    def eval_splits(self) -> list[str]: ...
+
+    @property
+    @abstractmethod
+    def demo_split(self) -> str: ...
+
+    @property
+    def splits(self) -> list[str]:
+        """Every split the task reads, the evaluation splits first."""
+        return list(dict.fromkeys([*self.eval_splits, self.demo_split]))
+
+    @abstractmethod
+    def refuse_target_columns(
+        self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
+    ) -> None:
+        """A one-line error where scrambling ``columns`` would change the task's target."""
+
+    def check_template_columns(self, dataset: Any) -> None:
+        """A one-line error where the task reads a column its documents do not have (its harness would fail
+        on every document, so no variant is written); nothing to check by default."""
+
+
+@dataclass(frozen=True)
+class HubData:
+    """Where ``--push`` put a task's scrambled data: the dataset repository and the commit it made, which
+    the derived task files read (never a branch that a later push moves)."""
+
+    repo_id: str
+    revision: str
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """What a harness wrote for the variants: the files (relative to ``DIR``), the command that runs the
+    comparison, and what ``DIR/manifest.json`` records for the harness (under its name)."""
+
+    files: list[str]
+    run_hint: str
+    manifest: Any = None
+
+
+def push_task_data(folder: Path, repo_id: str, *, private: bool = False, api: Any | None = None) -> HubData:
+    """Upload one task's scrambled data (a ``scramble`` output) with ``scramble``'s own push; the repository
+    and the commit the upload made."""
+    pushed = push_scrambled(folder, repo_id, private=private, api=api)
+    if not pushed.commit:
+        raise ScrambledBenchError(f"--push {repo_id}: the Hub did not say which commit the upload made")
+    return HubData(repo_id, pushed.commit)
+
+
+class DatasetHarness(Harness):
+    """A harness whose tasks read a dataset: the variants are the scrambled dataset, one config per type,
+    and the harness's task files that read it (:meth:`write_task_files`)."""
+
+    demos = True
+    pushes = True
+
+    @abstractmethod
+    def write_task_files(
+        self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
+    ) -> TaskFiles:
+        """Write the derived task files into ``folder`` (the output being assembled; it becomes
+        ``request.out``), their data read from ``request.out/<task folder>`` or, after ``--push``, ``hub``."""
+
+    def load_dataset(self, task: DatasetTask) -> LoadedSource:
+        """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
+        **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
+        (offline, say) is a one-line error."""
+        import datasets
+
+        kwargs = task.dataset_kwargs
+        kwargs.pop("trust_remote_code", None)
+        try:
+            loaded = datasets.load_dataset(task.dataset_path, task.dataset_name, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) is one line
+            raise ScrambledBenchError(
+                f"task {task.name}: cannot load dataset {task.dataset_path!r}: {first_line(exc)}"
+            ) from None
+        missing = [split for split in task.splits if split not in loaded]
+        if missing:
+            raise ScrambledBenchError(
+                f"task {task.name}: dataset {task.dataset_path!r} has no split {missing[0]!r} (splits: {', '.join(loaded)})"
+            )
+        description = {
+            "source": f"{self.name}:{task.name}",
+            "kind": f"{self.name} task",
+            "dataset_path": task.dataset_path,
+            "config": task.dataset_name,
+            "revision": kwargs.get("revision"),
+        }
+        return LoadedSource({split: loaded[split] for split in task.splits}, description)
+
+    def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
+        demos = request.demos or "original"
+        if demos not in DEMOS:
+            raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
+        if request.push is not None and len(tasks) != 1:
+            raise ScrambledBenchError(
+                f"--push takes one task; {request.spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
+                "scramble and push them one at a time"
+            )
+        if request.push is not None and request.api is None:
+            require_token()
+        from scrambled_bench.builder.scramble import variants_for
+
+        variants = variants_for(list(request.types), None, None)
+        loaded = {task.name: self.load_dataset(task) for task in tasks}
+        for task in tasks:
+            for split, dataset in loaded[task.name].splits.items():
+                try:
+                    check_columns(split, dataset.features, list(request.columns), None)
+                except ScrambledBenchError as exc:
+                    raise ScrambledBenchError(f"task {task.name}: {exc}") from None
+            for split in task.eval_splits:  # type: ignore[attr-defined]
+                task.refuse_target_columns(  # type: ignore[attr-defined]
+                    loaded[task.name].splits[split], list(request.columns), variants, request.seed
+                )
+                task.check_template_columns(loaded[task.name].splits[split])  # type: ignore[attr-defined]
+        out = request.out
+        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+        rows: dict[str, dict[str, dict[str, int]]] = {}
+        notes: list[str] = []
+        unchanged: dict[str, str] = {}
+        try:
+            for task in tasks:
+                if request.previous_types and is_scramble_output(out / task.folder):
+                    shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
+                splits, eval_splits = task.splits, task.eval_splits  # type: ignore[attr-defined]
+                kept = [] if demos == "scrambled" else [s for s in splits if s not in eval_splits]
+                if demos == "original" and task.demo_split in eval_splits:  # type: ignore[attr-defined]
+                    notes.append(
+                        f"{task.name} draws its demonstrations from its evaluation split "
+                        f"{task.demo_split!r}: they are scrambled with it"  # type: ignore[attr-defined]
+                    )
+                result = scramble_dataset(
+                    f"{self.name}:{task.name}", columns=list(request.columns), types=list(request.types),
+                    out=tmp / task.folder, seed=request.seed, num_proc=request.num_proc, loaded=loaded[task.name],
+                    kept_splits=kept, command=request.command or f"scrambled-bench scramble {request.source}",
+                    extra_outputs=lambda _folder, task=task, kept=kept: {
+                        "harness": {"name": self.name, **task.describe(), "demos": demos, "kept_splits": kept},
+                    },
+                )  # fmt: skip
+                rows[task.name] = result.rows
+                unchanged[task.name] = result.unchanged_summary()
+            hub = None
+            if request.push is not None:
+                hub = push_task_data(
+                    tmp / tasks[0].folder, request.push, private=request.private, api=request.api
+                )
+            written = self.write_task_files(tmp, tasks, request, hub)
+            manifest = {
+                **manifest_head(request, self.name, [task.name for task in tasks]),
+                "demos": demos,
+                "notes": notes,
+                "outputs": {path: {} for path in written.files},
+            }
+            if hub is not None:
+                manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
+            if written.manifest is not None:
+                manifest[self.name] = written.manifest
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            swap_into_place(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return WrittenVariants(
+            out,
+            self.name,
+            [task.name for task in tasks],
+            written.run_hint,
+            rows,
+            notes,
+            None if hub is None else (hub.repo_id, hub.revision),
+            unchanged,
+        )
+
+
+__all__ = [
+    "DEMOS",
+    "DatasetHarness",
+    "DatasetTask",
+    "HubData",
+    "TaskFiles",
+    "closest_names",
+    "first_documents",
+    "push_task_data",
+    "target_changes",
+    "variant_name",
+]

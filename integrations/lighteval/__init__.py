@@ -1,0 +1,76 @@
+"""lighteval, as one :class:`~scrambled_bench.integrations.base.Harness`.
+
+- ``scramble lighteval:SUITE|TASK|FEWSHOT``: the spec is read by lighteval's own ``Registry`` (with
+  ``--custom-tasks``), each task's dataset scrambled, and a custom-tasks module written beside it
+  (``DIR/lighteval/scrambled_tasks.py``) that lists each canonical task's variants;
+- ``score --from lighteval DIR`` / ``report --from lighteval DIR``: the ``--output-dir`` folder read back
+  (:mod:`.logs`), the newest run of each task whichever command wrote it.
+
+The bench's own tasks for lighteval are :mod:`.bench`; :mod:`.cli` starts lighteval's command line so that
+it runs beside this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from scrambled_bench.integrations.base import LoggedTask, LogLayout, ScrambleRequest
+from scrambled_bench.integrations.datasets import DatasetHarness, HubData, TaskFiles
+from scrambled_bench.integrations.exported import PREFIX, ExportedTask
+
+CUSTOM_TASKS = "--custom-tasks"
+
+
+def task_name(exported: ExportedTask) -> str:
+    """A bench config's task name in lighteval: ``scrambled_bench:<slug>`` (lighteval expands the part before
+    the colon to every task sharing it).
+
+    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> task_name(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
+    'scrambled_bench:scrqa_dream_kfl'
+    """
+    return f"{PREFIX}:{exported.slug}"
+
+
+class LightevalHarness(DatasetHarness):
+    """lighteval: tasks from its ``Registry``, logs from ``--output-dir --save-details``."""
+
+    name = "lighteval"
+    title = "lighteval"
+    spec = "SUITE|TASK|FEWSHOT"
+    module = "lighteval"
+    layout = LogLayout("lighteval", "--output-dir", "--save-details", "details")
+    task_sources: ClassVar[Mapping[str, str]] = {
+        CUSTOM_TASKS: "your custom-tasks file or module (lighteval --custom-tasks)"
+    }
+
+    def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[Any]:
+        from scrambled_bench.integrations.lighteval.tasks_source import resolve_lighteval
+
+        return resolve_lighteval(spec, task_sources.get(CUSTOM_TASKS))
+
+    def write_task_files(
+        self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
+    ) -> TaskFiles:
+        from scrambled_bench.integrations.lighteval.variants import (
+            manifest_tasks,
+            run_hint,
+            write_lighteval_tasks,
+        )
+
+        files = write_lighteval_tasks(folder / "lighteval")
+        return TaskFiles(files, run_hint(request.out, tasks, request.all_types), manifest_tasks(tasks, hub))
+
+    def read_logs(self, folder: Path) -> list[LoggedTask]:
+        from scrambled_bench.integrations.lighteval.logs import read_lighteval_logs
+
+        self.check_folder(folder)
+        tasks = read_lighteval_logs(Path(folder))
+        if not tasks:
+            raise self.no_logs(folder)
+        return tasks
+
+
+__all__ = ["LightevalHarness", "task_name"]

@@ -1,0 +1,80 @@
+"""The folder ``scramble HARNESS:SPEC --out DIR`` writes: its manifest, and the previous output it grows.
+
+As ``scramble`` of a dataset grows (``builder.scramble.previous``), scrambling a harness task again into a
+previous output of the same source, columns, seed and demonstrations (by the same version and random
+streams) adds the types asked for and keeps those it held: the task files name them all. An output made
+otherwise is refused in one line (adding to it would mix two scrambles) unless ``--replace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.builder.manifest import Manifest
+from scrambled_bench.builder.scramble import MANIFEST_KIND, is_scramble_output
+from scrambled_bench.builder.scrambler import STREAM_VERSION
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.integrations.base import ScrambleRequest
+
+
+def previous_types(out: Path, replace: bool, **settings: Any) -> tuple[str, ...]:
+    """The types of a previous harness-task output in ``out`` that the new one grows (none: there is no
+    previous output, or ``replace``); a one-line error where it was made with other ``settings`` (source,
+    columns, seed, demonstrations), another version or other streams, or is not a harness task's output.
+
+    >>> import tempfile
+    >>> previous_types(Path(tempfile.mkdtemp()) / "new", False, source="lm-eval:arc_easy")
+    ()
+    """
+    from scrambled_bench import __version__
+
+    if replace or not is_scramble_output(out):
+        return ()
+    previous = Manifest.read(out).data
+    if previous.get("tasks") is None:
+        raise ScrambledBenchError(
+            f"output {out} holds a scramble of {previous.get('source', {}).get('source')}, not of a harness "
+            "task; pass --replace to replace it, or --out another folder"
+        )
+    asked = {**settings, "version": __version__, "stream_version": STREAM_VERSION}
+    differences = [
+        f"{key.replace('_', ' ')} {previous.get(key)} (asked: {value})"
+        for key, value in asked.items()
+        if previous.get(key) != value
+    ]
+    if differences:
+        raise ScrambledBenchError(
+            f"output {out} holds a scramble of {'; '.join(differences)}: adding to it would mix two scrambles; "
+            "pass --replace to replace it, or --out another folder"
+        )
+    return tuple(previous.get("types") or ())
+
+
+def manifest_head(request: ScrambleRequest, harness: str, tasks: Sequence[str]) -> dict[str, Any]:
+    """What every harness's ``DIR/manifest.json`` starts with: the kind, versions, source, harness, tasks,
+    every type the output holds, the columns and the seed.
+
+    >>> request = ScrambleRequest("inspect:t.py@p", "t.py@p", ("input",), ("kfl",), Path("o"), previous_types=("sub",))
+    >>> head = manifest_head(request, "inspect", ["p"])
+    >>> head["harness"], head["types"], head["columns"], head["stream_version"] > 0
+    ('inspect', ['sub', 'kfl'], ['input'], True)
+    """
+    from scrambled_bench import __version__
+
+    head: Mapping[str, Any] = {
+        "kind": MANIFEST_KIND,
+        "version": __version__,
+        "stream_version": STREAM_VERSION,
+        "source": request.source,
+        "harness": harness,
+        "tasks": list(tasks),
+        "types": list(request.all_types),
+        "columns": list(request.columns),
+        "seed": request.seed,
+    }
+    return dict(head)
+
+
+__all__ = ["manifest_head", "previous_types"]

@@ -1,0 +1,210 @@
+"""``score --from HARNESS DIR``: a harness's log folder read back and scored, whichever harness wrote it.
+
+Two kinds of task may be in the folder, told apart by the :class:`~.base.LoggedTask` records the harness
+reads (:meth:`~.base.Harness.read_logs`):
+
+- the Scrambled Bench's own exported tasks: each logged document carries the scoring metadata of ``run``'s
+  request, so its raw output is scored again exactly as ``run`` scores its own, every score of
+  results.json per config (ED, RR, Acc, RPG with its anchors, DREAM per category, intervals), through
+  :func:`results.compute_results` (:func:`score_logged`). No harness can compute RPG (it pairs a scrambled
+  config's samples with the ``original`` and ``sub`` configs' by id), and each computes its own
+  aggregates: this is the one path from their logs to the paper's full table;
+- scrambled variants of other tasks (``scramble HARNESS:SPEC``) and their canonical tasks: each variant is
+  paired with its canonical task (:func:`~.pairing.compare_logged`), the ``scrambled_tasks`` section.
+
+Either way the newest run of each task is read, and runs compared with each other must share their model,
+endpoint and generation settings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.integrations.exported import PREFIX, config_of, document_meta, exported_tasks
+from scrambled_bench.metrics.readers import DEFAULT_READER
+
+
+@dataclass(frozen=True)
+class LoggedSample:
+    """One logged output of a bench task with the scoring metadata of its document; ``where`` names it in
+    messages."""
+
+    meta: Mapping[str, Any]
+    output: str
+    where: str
+
+    @property
+    def config(self) -> TaskConfig:
+        return config_of(self.meta)
+
+
+def logged_meta(doc: Any, where: str) -> dict[str, Any]:
+    """The scoring metadata of a logged document (``doc["meta"]``, a JSON string or a mapping), checked: a
+    one-line error naming ``where`` when it is missing or unreadable.
+
+    >>> logged_meta({"meta": '{"task": "scrqa", "dataset": "dream", "scramble_type": "kfl", "id": "1"}'}, "x")["id"]
+    '1'
+    >>> logged_meta({}, "samples.jsonl:3")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: samples.jsonl:3: the logged document has no scoring metadata ('meta'); is it a scrambled_bench task?
+    """
+    if not isinstance(doc, Mapping) or not doc.get("meta"):
+        raise ScrambledBenchError(
+            f"{where}: the logged document has no scoring metadata ('meta'); is it a {PREFIX} task?"
+        )
+    try:
+        meta = document_meta(doc)
+        config_of(meta)
+    except (ValueError, KeyError, TypeError, ScrambledBenchError) as exc:
+        raise ScrambledBenchError(f"{where}: unreadable scoring metadata ({exc})") from None
+    # parquet gives every row of a struct column all of its fields; a field absent from the row is None
+    return {key: value for key, value in meta.items() if value is not None}
+
+
+def first_text(value: Any, where: str) -> str:
+    """The first generation of a logged response: lm-eval logs ``[[text]]``, lighteval ``[text]``.
+
+    >>> first_text([["B"]], "x"), first_text(["A", "C"], "x"), first_text([], "x"), first_text(None, "x")
+    ('B', 'A', '', '')
+    """
+    while isinstance(value, list) and value:
+        value = value[0]
+    if value is None or value == []:
+        return ""
+    if not isinstance(value, str):
+        raise ScrambledBenchError(f"{where}: the logged response is not text: {json.dumps(value)[:60]}")
+    return value
+
+
+def bench_samples(tasks: Sequence[Any]) -> list[LoggedSample]:
+    """The logged outputs of the bench's task runs, each with its document's scoring metadata."""
+    return [
+        LoggedSample(document.meta, document.output or "", document.where or f"{task.location}: {doc_id}")
+        for task in tasks
+        for doc_id, document in task.documents.items()
+        if document.meta is not None
+    ]
+
+
+def score_logged(
+    samples: Sequence[LoggedSample],
+    *,
+    reader: str = DEFAULT_READER,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """results.json's ``configs`` section for the logged samples (fractions, as results.json), in the paper
+    suite's order, read with the answer ``reader`` as ``run`` reads a chat answer.
+
+    >>> from scrambled_bench.integrations.exported import ExportedTask
+    >>> def logged(type_, output):
+    ...     [doc] = ExportedTask(TaskConfig("scrqa", "dream", type_)).documents(
+    ...         [{"id": "d1", "scrambled": "W: Hi.", "question": "Who?", "choices": ["W", "M", "N"], "answer": "A"}])
+    ...     return LoggedSample(document_meta(doc), output, "test")
+    >>> configs = score_logged([logged("original", "A"), logged("kfl", "A"), logged("sub", "B")])
+    >>> configs["scrqa/dream/kfl"]["accuracy"]["value"], configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"]
+    (1.0, 1.0)
+    """
+    from scrambled_bench.harness.results import ConfigSamples, compute_results
+
+    by_config: dict[TaskConfig, list[LoggedSample]] = defaultdict(list)
+    for sample in samples:
+        by_config[sample.config].append(sample)
+    order = {task.config: index for index, task in enumerate(exported_tasks("letters"))}
+    collected = {}
+    for config in sorted(by_config, key=lambda c: (order.get(c, len(order)), c)):
+        seen: dict[str, str] = {}
+        config_samples = ConfigSamples(config)
+        for sample in by_config[config]:
+            identifier = str(sample.meta["id"])
+            if identifier in seen:
+                raise ScrambledBenchError(
+                    f"{sample.where}: sample {identifier!r} of {config.name} is logged twice (first at {seen[identifier]})"
+                )
+            seen[identifier] = sample.where
+            scored = config.definition.score(sample.meta, sample.output, chat=True, reader=reader)
+            config_samples.scored.append({**sample.meta, "output": sample.output, **scored})
+        collected[config] = config_samples
+    return compute_results(collected, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+
+
+def score_harness_output(
+    harness_name: str,
+    folder: Path,
+    *,
+    reader: str = DEFAULT_READER,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The scores of a harness's log folder, as a document like results.json (fractions): ``configs`` for
+    the bench's own tasks, ``scrambled_tasks`` for scrambled variants of other tasks paired with their
+    canonical task (one shape for every harness), the runs they rest on, and the tasks left out. A folder
+    that holds neither is a one-line error."""
+    from scrambled_bench.harness.results import FRACTION, units
+    from scrambled_bench.integrations.pairing import compare_logged
+    from scrambled_bench.integrations.registry import get_harness
+    from scrambled_bench.metrics.statistics import CompareSettings
+
+    harness = get_harness(harness_name)
+    folder = Path(folder)
+    settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    paired = compare_logged(folder, harness.read_logs(folder), settings)
+    if not paired.section and not paired.bench:
+        named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
+        raise ScrambledBenchError(
+            f"{folder}: no {PREFIX} task and no scrambled variant (made by `scrambled-bench scramble "
+            f"{harness.name}:...`) among its {harness.layout.logs}{named}"
+        )
+    document: dict[str, Any] = {
+        "source": harness.name,
+        "folder": str(folder),
+        "reader": reader,
+        "units": units(FRACTION),
+        "runs": list(
+            {
+                json.dumps(record, sort_keys=True, default=str): record
+                for record in (
+                    {
+                        "model": run.model,
+                        "endpoint": run.endpoint,
+                        "settings": dict(run.settings),
+                        "source": run.source,
+                    }
+                    for run in paired.runs
+                )
+            }.values()
+        ),
+    }
+    if paired.bench:
+        document["configs"] = score_logged(
+            bench_samples(paired.bench),
+            reader=reader,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    if paired.section:
+        document["scrambled_tasks"] = paired.section
+    if paired.left_out:
+        document["left_out"] = paired.left_out
+    return document
+
+
+__all__ = [
+    "LoggedSample",
+    "bench_samples",
+    "first_text",
+    "logged_meta",
+    "score_harness_output",
+    "score_logged",
+]
