@@ -37,7 +37,10 @@ def test_transformers_runs_with_the_batch_size_and_device_given(
         "model": str(smollm2_gguf),
         "batch_size": 32,
         "device": "cpu",
+        "dtype": "auto",  # issue 32: recorded, with the dtype it resolved to in the fingerprint
+        "compile": False,
     }
+    assert config["fingerprint"]["dtype"] == "float32"
     assert config["settings"]["batch_size"] == 32 and config["settings"]["device"] == "cpu"
     assert config["identity"]["batch_size"] == 32 and config["identity"]["device"] == "cpu"
     assert config["fingerprint"]["device"] == "cpu"
