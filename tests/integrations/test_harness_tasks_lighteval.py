@@ -137,7 +137,10 @@ def test_lighteval_not_installed(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--include-path", "."], "--include-path is lm-eval's; lighteval takes --custom-tasks"),
+        (
+            ["--include-path", "."],
+            "--include-path does not apply to lighteval tasks; it takes --custom-tasks",
+        ),
         (["--split", "test"], "--split does not apply to a harness task"),
     ],
 )
