@@ -18,16 +18,13 @@ into place once whole.
 from __future__ import annotations
 
 import difflib
-import json
 import shutil
-import tempfile
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.scramble import (
     LoadedSource,
@@ -41,7 +38,7 @@ from scrambled_bench.builder.scramble import (
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import require_token
 from scrambled_bench.integrations.base import CanonicalTask, Harness, ScrambleRequest, WrittenVariants
-from scrambled_bench.integrations.outputs import manifest_head
+from scrambled_bench.integrations.outputs import manifest_head, staged_output, write_manifest
 
 DEMOS = ("original", "scrambled")
 TARGET_CHECK_DOCS = 20
@@ -229,11 +226,10 @@ class DatasetHarness(Harness):
                 )
                 task.check_template_columns(loaded[task.name].splits[split])  # type: ignore[attr-defined]
         out = request.out
-        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
         rows: dict[str, dict[str, dict[str, int]]] = {}
         notes: list[str] = []
         unchanged: dict[str, str] = {}
-        try:
+        with staged_output(out) as tmp:
             for task in tasks:
                 if request.previous_types and is_scramble_output(out / task.folder):
                     shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
@@ -270,11 +266,7 @@ class DatasetHarness(Harness):
                 manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
             if written.manifest is not None:
                 manifest[self.name] = written.manifest
-            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            swap_into_place(tmp, out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            write_manifest(tmp, manifest)
         return WrittenVariants(
             out,
             self.name,

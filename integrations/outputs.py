@@ -8,7 +8,11 @@ otherwise is refused in one line (adding to it would mix two scrambles) unless `
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +54,33 @@ def previous_types(out: Path, replace: bool, **settings: Any) -> tuple[str, ...]
             "pass --replace to replace it, or --out another folder"
         )
     return tuple(previous.get("types") or ())
+
+
+@contextmanager
+def staged_output(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` to write a whole output into: it replaces ``out`` when the block ends and
+    is removed when the block raises, so ``out`` is never half-written.
+
+    >>> out = Path(tempfile.mkdtemp()) / "variants"
+    >>> with staged_output(out) as folder:
+    ...     write_manifest(folder, {"tasks": ["t"]})
+    >>> json.loads((out / "manifest.json").read_text())
+    {'tasks': ['t']}
+    """
+    from scrambled_bench.builder.build import swap_into_place
+
+    folder = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        yield folder
+        swap_into_place(folder, out)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """``folder/manifest.json``, indented, as every harness's output holds it."""
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def manifest_head(request: ScrambleRequest, harness: str, tasks: Sequence[str]) -> dict[str, Any]:

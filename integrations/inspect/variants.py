@@ -14,18 +14,14 @@ run. Run it whole, or one task at a time (``inspect eval FILE@<name>_kfl``) into
 
 from __future__ import annotations
 
-import json
 import keyword
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scrambled_bench.integrations.base import CanonicalTask, ScrambleRequest, WrittenVariants
-from scrambled_bench.integrations.outputs import manifest_head
+from scrambled_bench.integrations.outputs import manifest_head, staged_output, write_manifest
 
 RESERVED = {"Task", "task", "canonical_task", "variant_task", "SPEC", "TASK_ARGS", "NAME", "FIELDS", "SEED"}
 """The task file's own names, which a task's function may not take."""
@@ -152,24 +148,19 @@ def task_file(task: InspectCanonicalTask, request: ScrambleRequest, path: str) -
 
 def write_task_file(task: InspectCanonicalTask, request: ScrambleRequest) -> WrittenVariants:
     """Write ``DIR/inspect/scrambled_tasks.py`` and ``DIR/manifest.json``, all or nothing."""
-    from scrambled_bench.builder.build import swap_into_place
-
     out = request.out
     final = out / FOLDER / MODULE_FILE
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
-    try:
-        (tmp / FOLDER).mkdir()
-        (tmp / FOLDER / MODULE_FILE).write_text(task_file(task, request, str(final)), encoding="utf-8")
-        manifest = {
-            **manifest_head(request, "inspect", [task.name]),
-            "inspect": task.describe(),
-            "outputs": {f"{FOLDER}/{MODULE_FILE}": {}},
-        }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        swap_into_place(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with staged_output(out) as folder:
+        (folder / FOLDER).mkdir()
+        (folder / FOLDER / MODULE_FILE).write_text(task_file(task, request, str(final)), encoding="utf-8")
+        write_manifest(
+            folder,
+            {
+                **manifest_head(request, "inspect", [task.name]),
+                "inspect": task.describe(),
+                "outputs": {f"{FOLDER}/{MODULE_FILE}": {}},
+            },
+        )
     return WrittenVariants(
         out,
         "inspect",
