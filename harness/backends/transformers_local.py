@@ -3,7 +3,7 @@ there is one.
 
 The engine sends requests one by one with bounded concurrency; this backend gathers the requests that
 arrive together into batches (up to ``batch_size``, same decoding settings), tokenizes each prompt once,
-splits the batch where one prompt would be padded to more than twice its length (:func:`length_groups`),
+cuts the batch into the fewest groups in which padding is at most half (:func:`length_groups`),
 left-pads each group and runs one ``generate`` call per group in a worker thread. Stop strings are turned
 into transformers' ``StopStringCriteria`` once per stop tuple, not per call (building one scans the whole
 vocabulary). ``model`` is a Hub id or local folder, or a ``.gguf`` file, de-quantised by transformers once
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import os
 import threading
 import weakref
@@ -63,25 +64,43 @@ def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
 
 
 def length_groups(lengths: Sequence[int], max_ratio: float = MAX_PADDING_RATIO) -> list[list[int]]:
-    """Indices of prompts grouped by length, so padding does not dominate a batch: longest first, a group
-    closes before the first prompt that the group's longest would pad to more than ``max_ratio`` times its
-    own length. Prompts of similar length stay one group, so a GPU still decodes them in one call.
+    """Indices of prompts grouped by length, so padding does not dominate a batch, in as few groups as can be.
+
+    Each group is one ``generate`` call, a whole decoding loop (launch-bound on a GPU, a fixed cost per step
+    on a CPU), so the batch is split only where padding would outweigh the prompts: in a group, its size
+    times its longest prompt is at most ``max_ratio`` times its prompts' own tokens (a group of one is
+    always allowed). Prompts are taken longest first and cut into consecutive groups; of the fewest groups
+    that keep that bound, the one with the least padding is chosen (a few short prompts ride along with long
+    ones, but a batch of mostly short prompts is not padded to one long one).
 
     >>> length_groups([100, 480, 120, 500, 450])
-    [[3, 1, 4], [2, 0]]
+    [[3, 1, 4, 2, 0]]
+    >>> length_groups([600, 100, 90, 80])
+    [[0], [1, 2, 3]]
     >>> length_groups([7, 7, 7])
     [[0, 1, 2]]
     >>> length_groups([])
     []
     """
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    sizes = [max(lengths[i], 1) for i in order]
+    prefix = list(itertools.accumulate(sizes, initial=0))
+    # best[j]: (groups, padded tokens, where the last group starts) for the first j prompts in that order
+    best: list[tuple[int, int, int]] = [(0, 0, 0)]
+    for end in range(1, len(sizes) + 1):
+        choices = [
+            (best[start][0] + 1, best[start][1] + (end - start) * sizes[start], start)
+            for start in range(end)
+            if end - start == 1 or (end - start) * sizes[start] <= max_ratio * (prefix[end] - prefix[start])
+        ]
+        best.append(min(choices))
     groups: list[list[int]] = []
-    for index in order:
-        if groups and lengths[groups[-1][0]] <= max_ratio * max(lengths[index], 1):
-            groups[-1].append(index)
-        else:
-            groups.append([index])
-    return groups
+    end = len(sizes)
+    while end:
+        start = best[end][2]
+        groups.append(order[start:end])
+        end = start
+    return groups[::-1]
 
 
 def resolve_dtype(requested: str, device_type: str, model_dtype: str | None, bf16_native: bool) -> str:

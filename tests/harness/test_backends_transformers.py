@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,20 +47,41 @@ def gguf_for_transformers(smollm2_gguf: Path) -> Path:
 # -- options: dtype, device, identity ------------------------------------------------------------------------
 
 
-@given(st.lists(st.integers(0, 5000), max_size=40), st.floats(1.0, 4.0))
-def test_length_groups_cover_every_prompt_once_and_bound_its_padding(
+def _partitions(items: list[int]) -> Iterator[list[list[int]]]:
+    """Every way of cutting ``items`` into consecutive, non-empty groups."""
+    for cuts in itertools.product((False, True), repeat=max(len(items) - 1, 0)):
+        groups, current = [], [items[0]]
+        for item, cut in zip(items[1:], cuts, strict=True):
+            if cut:
+                groups.append(current)
+                current = []
+            current.append(item)
+        yield [*groups, current]
+
+
+@given(st.lists(st.integers(0, 5000), max_size=9), st.floats(1.0, 4.0))
+def test_length_groups_cover_every_prompt_once_bound_padding_and_are_as_few_as_can_be(
     lengths: list[int], ratio: float
 ) -> None:
     groups = length_groups(lengths, ratio)
     assert sorted(i for group in groups for i in group) == list(range(len(lengths)))
-    for group in groups:
-        longest = lengths[group[0]]
-        assert all(lengths[i] <= longest <= ratio * max(lengths[i], 1) for i in group)
-    # longest first, and a group is never split while its next prompt would still fit
-    firsts = [lengths[group[0]] for group in groups]
-    assert firsts == sorted(firsts, reverse=True)
-    for before, after in itertools.pairwise(groups):
-        assert lengths[before[0]] > ratio * max(lengths[after[0]], 1)
+
+    def padded(group: list[int]) -> int:
+        return len(group) * max(lengths[group[0]], 1)
+
+    def allowed(group: list[int]) -> bool:
+        return len(group) == 1 or padded(group) <= ratio * sum(max(lengths[i], 1) for i in group)
+
+    assert all(allowed(group) for group in groups)
+    order = [i for group in groups for i in group]
+    assert [lengths[i] for i in order] == sorted(lengths, reverse=True)  # longest first, cut in that order
+    if lengths:  # no cut of that order into allowed groups has fewer groups, or as few with less padding
+        fewest = min(
+            (len(cut), sum(map(padded, cut)))
+            for cut in _partitions(order)
+            if all(map(allowed, cut))
+        )
+        assert (len(groups), sum(map(padded, groups))) == fewest
 
 
 def test_dtype_is_an_option_that_names_the_run_and_auto_is_the_default() -> None:
