@@ -136,6 +136,8 @@ _REPEATED = 2
 _SHORT_ANSWER = 3
 # The most words a choice's label may have after its letter ("C) 371 days"): longer, it is an explanation.
 _LABEL_WORDS = 12
+# a label that opens with a number states that number ("40% of the total of 100,000")
+_LEADING_NUMBER = re.compile(r"\s*[$\u00a3\u20ac]?\s*\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?")
 # How far after a letter or a statement the reader looks for the words that go with it (a choice's text,
 # "or (B)"): far more than any choice's text, and it keeps reading a long degenerate output linear.
 _NEAR = 400
@@ -171,6 +173,8 @@ _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
 # What may stand between a letter and the words that go with it ("C) 371 days", "(B): Microsoft").
 _AFTER_LETTER = " )].:-\u2013\u2014\t"
+# a line that gives a letter nothing but another letter as its text ("C)D", "B: A")
+_BARE_LETTER = re.compile(r"\(?([A-E])\)?[ \t]*(?=\n|$)")
 # The end of a clause: where the words that gave an answer end.
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
 # One line that goes through three options or more in order from A: "A)Orange (B)Lime (C)Raspberry".
@@ -215,6 +219,9 @@ class _Choices:
             return None
         if _NAMED_LETTER.search(sentence[0]):  # "this is (A) 20%": the letter speaks, not the words
             return None
+        leading = _LEADING_NUMBER.match(sentence[0])
+        if leading and self.content.stated(leading.group()) is None:
+            return None  # "40% of the total ticket value of 100,000": the label states 40%, no choice
         index = self.content.stated(sentence[0])
         return None if index is None else self.valid[index]
 
@@ -846,6 +853,9 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     others = {other for other in stated if other != letter}
     if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
         return Reading(None, "letter-text-conflict")
+    # "The woman king: Babylon ... The woman king: Glass Onion ...": a tour of the choices
+    if len(others) >= 2:
+        return Reading(None, "cycle")
     return None
 
 
@@ -895,6 +905,9 @@ def _mismatched_words(letter: str, rest: str, choices: _Choices) -> int | None:
         return None
     after = rest.lstrip(_AFTER_LETTER)
     said = _sentence_rest(after)
+    pointer = _BARE_LETTER.match(after)
+    if pointer and pointer.group(1) in choices.valid and pointer.group(1) != letter:
+        return len(rest) - len(after) + pointer.end()  # "C)D": a letter given another letter as its text
     spelled = choices.prefix(after)
     other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
     if not other or other == letter or _tokens(said) == choices.tokens[choices.valid.index(letter)]:
