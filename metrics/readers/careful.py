@@ -100,6 +100,8 @@ _NAMED_LETTER = re.compile(
     r"|\b(?i:option|choice|letter|answer)\s+\(?(?P<labelled>[A-E])\b\)?"
     r"|\b(?P<verb>[A-E])\s+(?:is|seems|appears|looks|would\s+be)\s+(?:the\s+)?(?:most\s+)?"
     r"(?:correct|right|best|answer|likely|accurate|true)\b"
+    # "..., the host who left the network, is D.": a bare letter is what the sentence ends by saying it is
+    r"|\b(?:is|was)\s+(?P<copula>[A-E])(?=[ \t]*[.!]?[ \t]*(?:\n|$))"
     # a line that starts with the letter: "...explanation.\n\n**B) Microsoft**"
     r"|(?m:^[ \t]*(?P<line>[A-E])(?:[).:]|[ \t]*$))"
 )
@@ -136,6 +138,8 @@ _REPEATED = 2
 _SHORT_ANSWER = 3
 # The most words a choice's label may have after its letter ("C) 371 days"): longer, it is an explanation.
 _LABEL_WORDS = 12
+# a label that opens with a number states that number ("40% of the total of 100,000")
+_LEADING_NUMBER = re.compile(r"\s*[$\u00a3\u20ac]?\s*\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?")
 # How far after a letter or a statement the reader looks for the words that go with it (a choice's text,
 # "or (B)"): far more than any choice's text, and it keeps reading a long degenerate output linear.
 _NEAR = 400
@@ -171,6 +175,8 @@ _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
 # What may stand between a letter and the words that go with it ("C) 371 days", "(B): Microsoft").
 _AFTER_LETTER = " )].:-\u2013\u2014\t"
+# a line that gives a letter nothing but another letter as its text ("C)D", "B: A")
+_BARE_LETTER = re.compile(r"\(?([A-E])\)?[ \t]*(?=\n|$)")
 # The end of a clause: where the words that gave an answer end.
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
 # One line that goes through three options or more in order from A: "A)Orange (B)Lime (C)Raspberry".
@@ -215,6 +221,9 @@ class _Choices:
             return None
         if _NAMED_LETTER.search(sentence[0]):  # "this is (A) 20%": the letter speaks, not the words
             return None
+        leading = _LEADING_NUMBER.match(sentence[0])
+        if leading and self.content.stated(leading.group()) is None:
+            return None  # "40% of the total ticket value of 100,000": the label states 40%, no choice
         index = self.content.stated(sentence[0])
         return None if index is None else self.valid[index]
 
@@ -243,6 +252,28 @@ class _Choices:
         if not matches or (len(matches) > 1 and matches[0][0] == matches[1][0] and matches[0] != matches[1]):
             return None
         return matches[0][1], matches[0][0]
+
+    def surnames(self) -> dict[str, str]:
+        """The last word of each choice that is a person's name (two or three capitalised words, as "Angela
+        Bassett"), by letter, where no other choice has that word.
+
+        >>> _Choices(["Angela Bassett", "Kerry Condon", "Jamie Lee Curtis", "Stephanie Hsu"]).surnames()["C"]
+        'Curtis'
+        >>> _Choices(["New York", "Los Angeles"]).surnames()
+        {'A': 'York', 'B': 'Angeles'}
+        """
+        names = {}
+        for letter, text in zip(self.valid, self._texts, strict=True):
+            words = text.strip().rstrip(".").split()
+            if 2 <= len(words) <= 3 and all(re.fullmatch(r"[A-Z][a-z'\-]+", word) for word in words):
+                names[letter] = words[-1]
+        shared = {
+            word
+            for letter, word in names.items()
+            for other, tokens in zip(self.valid, self.tokens, strict=True)
+            if other != letter and word.lower() in tokens
+        }
+        return {letter: word for letter, word in names.items() if word not in shared}
 
     def same_as(self, other: Sequence[str]) -> bool:
         """Whether ``other`` (choices a model echoed) are these, the last one possibly cut off."""
@@ -541,12 +572,22 @@ class CarefulReader:
         # A letter given with another choice's words commits to neither; what the rest of the output commits
         # to, if it commits to exactly one choice, is the answer ("Baltimore\n\nThe answer is (B) Baltimore"
         # with Baltimore C reads C).
-        rest = _without_mismatched_pairs(text, choices)
-        if rest == text:
+        pairs = _mismatched_pairs(text, choices)
+        rest = _cut(text, [(start, end) for start, end, _named in pairs])
+        if not pairs or rest == text:
             return reading
         resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
         stated = {choices.valid[index] for index in choices.content.statements(rest)}
         if resolved.value is None or stated - {resolved.value}:  # the rest states another choice too
+            return reading
+        # A pair that opens the output is its first answer, broken: a later answer mends it only when it is
+        # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
+        # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
+        # and so does "A. Starship\n\nThe rocket's name is Starship." with Starship B).
+        first_start, _end, named = pairs[0]
+        if not _tokens(text[:first_start]) and (
+            resolved.value not in named or resolved.rule in ("choice-mention", "choice-paraphrase")
+        ):
             return reading
         return Reading(resolved.value, "letter-text-conflict-resolved")
 
@@ -642,6 +683,12 @@ class CarefulReader:
                 negated = _NEGATING & set(words[max(0, start - 3) : start])
                 if words[start : start + len(tokens)] == tokens and not negated:
                     found.append((start, start + len(tokens), choices.valid[index]))
+        if not found:  # "Bassett won the Oscar.": a person is named by the surname alone
+            found = [
+                (0, 1, letter)
+                for letter, surname in choices.surnames().items()
+                if re.search(rf"\b{re.escape(surname)}\b", sentences[0])
+            ]
         letters = {letter for _, _, letter in _outermost(found)}
         if len(letters) == 1:
             return Reading(letters.pop(), "choice-mention")
@@ -657,6 +704,12 @@ class CarefulReader:
         if not stated or len(set(stated)) != 1:
             return None
         letter = choices.valid[stated[0]]
+        words = _tokens(text)
+        if any(  # another choice's whole text, which clauses may split ("Glass Onion: A Knives Out Mystery")
+            other != letter and len(tokens) > 1 and _contains(words, tokens)
+            for other, tokens in zip(choices.valid, choices.tokens, strict=True)
+        ):
+            return None
         if len(stated) >= _REPEATED:
             return Reading(letter, "choice-paraphrase")
         sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if _tokens(part)]
@@ -784,6 +837,15 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
     return named
 
 
+def _contains(words: list[str], part: list[str]) -> bool:
+    """Whether the word sequence ``part`` occurs in ``words``, not denied ("should not minimize the use of
+    fossil fuels")."""
+    return any(
+        words[start : start + len(part)] == part and not _NEGATING & set(words[max(0, start - 3) : start])
+        for start in range(len(words) - len(part) + 1)
+    )
+
+
 def _outermost(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """The (start, end, letter) spans not inside another one: a choice inside the words of a longer one ("at
     seven" in "at seven fifty") is not mentioned itself. One sweep, so that a long output stays linear.
@@ -846,6 +908,9 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     others = {other for other in stated if other != letter}
     if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
         return Reading(None, "letter-text-conflict")
+    # "The woman king: Babylon ... The woman king: Glass Onion ...": a tour of the choices
+    if len(others) >= 2:
+        return Reading(None, "cycle")
     return None
 
 
@@ -891,10 +956,20 @@ def _mismatched_words(letter: str, rest: str, choices: _Choices) -> int | None:
     >>> _mismatched_words("B", ") Microsoft", choices) is None
     True
     """
+    mismatch = _mismatch(letter, rest, choices)
+    return None if mismatch is None else mismatch[0]
+
+
+def _mismatch(letter: str, rest: str, choices: _Choices) -> tuple[int, str] | None:
+    """:func:`_mismatched_words`'s reach, and the letter of the choice those words name."""
     if letter not in choices.valid:
         return None
     after = rest.lstrip(_AFTER_LETTER)
     said = _sentence_rest(after)
+    pointer = _BARE_LETTER.match(after)
+    if pointer and pointer.group(1) in choices.valid and pointer.group(1) != letter:
+        # "C)D": a letter given another letter as its text
+        return len(rest) - len(after) + pointer.end(), pointer.group(1)
     spelled = choices.prefix(after)
     other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
     if not other or other == letter or _tokens(said) == choices.tokens[choices.valid.index(letter)]:
@@ -904,7 +979,7 @@ def _mismatched_words(letter: str, rest: str, choices: _Choices) -> int | None:
     reach = len(said)
     if spelled and spelled[0] == other and not choices.exactly(said):  # only the choice's words go with it
         reach = len(after) - len(_words_after(after, spelled[1]))
-    return len(rest) - len(after) + reach
+    return len(rest) - len(after) + reach, other
 
 
 def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
@@ -919,6 +994,12 @@ def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
     >>> _without_mismatched_pairs("Baltimore\\n\\nThe answer is (B) Baltimore.", choices)
     'Baltimore\\n\\nThe answer is .'
     """
+    return _cut(text, [(start, end) for start, end, _named in _mismatched_pairs(text, choices)])
+
+
+def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[str]]]:
+    """Where each letter given with another choice's words starts and ends in ``text``, and the two letters
+    the pair names (the letter's and the words'), in order of where they start."""
     letters: list[tuple[str, int, int]] = []  # (letter, start, end) of each letter given as an answer
     label = _LABEL.match(text)
     for start in [_FILLER.match(text, label.end() if label else 0).end()] + [
@@ -930,11 +1011,16 @@ def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
     letters += [(label.group(1), label.start(), label.end()) for label in _LETTER_LABELS.finditer(text)]
     pairs = []
     for letter, start, end in letters:
-        reach = _mismatched_words(letter, text[end : end + 2 * _NEAR], choices)
-        if reach is not None:
-            pairs.append((start, end + reach))
+        mismatch = _mismatch(letter, text[end : end + 2 * _NEAR], choices)
+        if mismatch is not None:
+            pairs.append((start, end + mismatch[0], {letter, mismatch[1]}))
+    return sorted(pairs, key=lambda pair: (pair[0], pair[1]))
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the (possibly overlapping) ``spans``."""
     kept, position = [], 0
-    for start, end in sorted(pairs):
+    for start, end in sorted(spans):
         kept.append(text[position : max(position, start)])
         position = max(position, end)
     return "".join(kept) + text[position:]

@@ -19,12 +19,19 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   became a development sample. Its item ids still say "final-". Its key records what the careful reader of
   branch main (before issue 31) reads on each item (``careful_before``, ``rule_before``), so the tables
   before and after can be recomputed here without that old code.
-- ``final``: 154 disagreements of the reader of commit a5c6498, drawn after its rules were frozen and judged
-  by two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``): all 104
-  fresh SmolLM2 disagreements of outputs generated for it (RealtimeQA under scramble types no earlier sample used:
-  rs20, kr2, kfkr1, klkr1; and one DREAM original row), and all 50 released disagreements no earlier sample
-  used (AQuA); 200 were asked for, these are all the fresh ones there were. The figures the issue asks for
-  are taken on it. Its key records the careful reader of branch main before issue 31 as dev3's does.
+- ``dev4``: 154 disagreements of the reader of commit a5c6498, drawn after its rules were frozen as the final
+  sample of round 2 and judged by two independent blind judges (A: ``dev4.verdicts.jsonl``, B:
+  ``dev4.verdicts-b.jsonl``): all 104 fresh SmolLM2 disagreements of outputs generated for it (RealtimeQA
+  under rs20, kr2, kfkr1, klkr1 of build 1.0.0; one DREAM original row) and all 50 released disagreements no
+  earlier sample used (AQuA). The reader was right on 144 against either judge (93.5%), short of 95%; three
+  patterns it missed were then changed (commit 1beb1fb), so it became a development sample. Its item ids
+  read "final2-", and its key records the careful reader before issue 31 as dev3's does.
+- ``final``: disagreements of the reader of commit 1beb1fb, drawn after its rules were frozen and judged by
+  two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2:
+  outputs generated for it on build 1.1.0 (new scrambles, so no earlier sample could hold them). The
+  released outputs have no disagreement left that no earlier sample used (all 200 distinct ones are in
+  dev1 to dev4). The figures the issue asks for are taken on it. Its key records the careful reader of
+  branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -74,7 +81,7 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3")
+DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4")
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -121,9 +128,8 @@ def _agreed(items: list[dict]) -> list[dict]:
     return [item for item in items if item["judged"] == item["judged_b"]]
 
 
-FINAL_SIZE, FINAL_AGREED = 154, 152
-FINAL_NOW = (144, 144, 143)  # right vs judge A, vs judge B, on the items both agree on
-FINAL_BEFORE = (130, 132, 130)
+FINAL_SIZE = 200
+FINAL_NOW = (191, 188, 188)  # the reader in the code: right vs judge A, vs judge B, on the items both agree on
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -134,100 +140,77 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
     assert 2 * sum(item["source"].startswith("smollm2:") for item in final) >= len(final)
 
 
-def test_the_final_sample_was_drawn_from_this_reader():
-    """The final sample's key records the careful reader's value and rule when it was drawn (commit
-    a5c6498); the reader in the code must still read the same, or the figures below are not its."""
-    changed = []
-    for item in SAMPLES["final"]:
-        reading = careful.read_choice(item["output"], list(item["choices"].values()), dataset=item["dataset"])
-        if (reading.value, reading.rule) != (item["careful"], item["rule"]):
-            changed.append((item["id"], item["careful"], item["rule"], reading))
-    assert changed == []
-
-
-def test_the_careful_reader_on_the_final_sample():
-    """The final figures, pinned (``careful`` is the reader in the code, which the test above holds to the
-    key; ``careful_before`` the reader of branch main before issue 31)."""
-    final = SAMPLES["final"]
-    agreed = _agreed(final)
-    assert len(agreed) == FINAL_AGREED
-    now = (_right(final, "careful"), _right(final, "careful", "judged_b"), _right(agreed, "careful"))
-    before = (
-        _right(final, "careful_before"),
-        _right(final, "careful_before", "judged_b"),
-        _right(agreed, "careful_before"),
-    )
+def test_the_careful_reader_in_the_code_on_the_final_sample():
+    """The reader in the code on the final sample. Four of its patterns were changed after its figures at
+    the draw were recorded (commit caf95b5), so this is the figure of a studied sample, not a fresh one."""
+    final = _with_now(SAMPLES["final"])
+    now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
-    assert before == FINAL_BEFORE
 
 
-def test_the_rulebook_gives_the_final_tables_before_and_after():
+def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges():
     """docs/readers_disagreements.md shows the final sample's tables by rule, against judge A, judge B and
-    on the items both agree on, for the careful reader before issue 31 and the reader in the code."""
-    final = SAMPLES["final"]
+    on the items both agree on: before issue 31, at the draw (1beb1fb) and the reader in the code."""
+    final = _with_now(SAMPLES["final"])
+    for item in final:
+        item["rule_now"] = careful.read_choice(
+            item["output"], list(item["choices"].values()), dataset=item["dataset"]
+        ).rule
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
         assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
         assert table_by_rule(items, "careful", "rule", judged) in rulebook
+        assert table_by_rule(items, "now", "rule_now", judged) in rulebook
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the final sample: right on 144 of 154 against judge A "
-    "(93.5%), 144 against judge B, 143 of the 152 items both judges agree on "
-    "(docs/readers_disagreements.md)",
+    reason="issue 31's target is not met on the fresh final sample: the reader of 1beb1fb, frozen before the "
+    "draw, is right on 182 of 200 against judge A (91%), 179 against judge B, 179 of the 196 items both judges "
+    "agree on (docs/readers_disagreements.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
-    """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A)."""
+    """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
+    by the reader frozen before the sample was drawn (the key's ``careful``)."""
     final = SAMPLES["final"]
-    right = sum(_read(item, careful) == item["judged"] for item in final)
+    right = _right(final, "careful")
     assert right / len(final) >= 0.95, f"careful right on {right} of {len(final)}"
 
 
-def test_dev3_as_it_was_judged_when_it_was_drawn_as_the_final_sample():
-    """dev3's history: the reader of commit 767b820 (the key's ``careful``) was right on 176 of 200 against
-    judge A, 185 against judge B, and on 176 of the 191 items where the two judges agree; before issue 31
-    (``careful_before``), 154, 155 and 150."""
-    dev3 = SAMPLES["dev3"]
-    assert len(_agreed(dev3)) == 191
-    assert (
-        _right(dev3, "careful"),
-        _right(dev3, "careful", "judged_b"),
-        _right(_agreed(dev3), "careful"),
-    ) == (
-        176,
-        185,
-        176,
-    )
-    before = (
-        _right(dev3, "careful_before"),
-        _right(dev3, "careful_before", "judged_b"),
-        _right(_agreed(dev3), "careful_before"),
-    )
-    assert before == (154, 155, 150)
+# What each sample first drawn as the final one gave when it was drawn (the key's ``careful``, the reader of
+# the commit it was drawn from) and before issue 31 (``careful_before``): right vs judge A, vs judge B, on
+# the items both judges agree on; and how many items that is.
+AT_THE_DRAW = {
+    "dev3": {"commit": "767b820", "agreed": 191, "at_draw": (176, 185, 176), "before": (154, 155, 150)},
+    "dev4": {"commit": "a5c6498", "agreed": 152, "at_draw": (144, 144, 143), "before": (130, 132, 130)},
+    "final": {"commit": "1beb1fb", "agreed": 196, "at_draw": (182, 179, 179), "before": (161, 159, 159)},
+}
+
+
+@pytest.mark.parametrize("name", list(AT_THE_DRAW))
+def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
+    """dev3, dev4 and the final sample were each drawn as the final sample and missed 95%; their figures at
+    the draw stay."""
+    items, pinned = SAMPLES[name], AT_THE_DRAW[name]
+    agreed = _agreed(items)
+    assert len(agreed) == pinned["agreed"]
+    for value, figures in (("careful", pinned["at_draw"]), ("careful_before", pinned["before"])):
+        assert (_right(items, value), _right(items, value, "judged_b"), _right(agreed, value)) == figures
 
 
 def test_the_careful_reader_on_the_development_samples():
-    """The reader in the code, pinned on every development sample: dev1 97 of 100, dev2 69 of 75 (its judge
-    read a letter beside another choice's text as voiding the whole output, the judges of dev3 as voiding
-    only itself), dev3 194 of 200 against judge A, 191 against judge B, 188 of the 191 items both agree on.
-    On the three together, 360 of 375 against their first judge, where the reader of 767b820 was right on
-    348 (98 + 74 + 176)."""
+    """The reader in the code, pinned on every development sample: dev1 98 of 100, dev2 70 of 75, dev3 192 of
+    200 against judge A, 193 against judge B, 188 of the 191 items both agree on; dev4 149 of 154 against
+    either judge, 148 of the 152 both agree on. On the four together, 509 of 529 against their first judge.
+    (dev3's judge A read a letter given with another choice's words and then only that choice's content
+    spoken of as that choice; the judges of dev4 and of the final sample read it as no answer, as the reader
+    does since caf95b5.)"""
     now = {name: _with_now(SAMPLES[name]) for name in DEVELOPMENT}
-    assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (97, 69)
-    dev3 = now["dev3"]
-    assert (_right(dev3, "now"), _right(dev3, "now", "judged_b"), _right(_agreed(dev3), "now")) == (
-        194,
-        191,
-        188,
-    )
-    # the reader of 767b820 on dev1 and dev2 was pinned by this file's earlier version (98, 74); on dev3 its
-    # readings are the key's
-    assert (
-        sum(_right(items, "now") for items in now.values())
-        == 360
-        > 98 + 74 + _right(SAMPLES["dev3"], "careful")
-    )
+    assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (98, 70)
+    for name, figures in (("dev3", (192, 193, 188)), ("dev4", (149, 149, 148))):
+        items = now[name]
+        assert (_right(items, "now"), _right(items, "now", "judged_b"), _right(_agreed(items), "now")) == figures
+    assert sum(_right(items, "now") for items in now.values()) == 509
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
@@ -247,19 +230,20 @@ def table_by_rule(items: list[dict], value: str, rule: str, judged: str = "judge
     return "\n".join(lines)
 
 
-def test_the_rulebook_gives_dev3s_tables_before_at_draw_and_now():
-    """docs/readers_disagreements.md shows dev3's tables by rule against judge A: the careful reader of
-    branch main (before issue 31), the reader when dev3 was drawn (767b820), and the reader in the code (by
-    the rule it names now)."""
-    dev3 = _with_now(SAMPLES["dev3"])
-    for item in dev3:
+@pytest.mark.parametrize("name", list(AT_THE_DRAW))
+def test_the_rulebook_gives_earlier_final_samples_tables_before_at_draw_and_now(name):
+    """docs/readers_disagreements.md shows dev3's and dev4's tables by rule against judge A: the careful
+    reader of branch main (before issue 31), the reader when the sample was drawn, and the reader in the
+    code (by the rule it names now)."""
+    items = _with_now(SAMPLES[name])
+    for item in items:
         item["rule_now"] = careful.read_choice(
             item["output"], list(item["choices"].values()), dataset=item["dataset"]
         ).rule
     rulebook = RULEBOOK.read_text(encoding="utf-8")
-    assert table_by_rule(dev3, "careful_before", "rule_before") in rulebook
-    assert table_by_rule(dev3, "careful", "rule") in rulebook
-    assert table_by_rule(dev3, "now", "rule_now") in rulebook
+    assert table_by_rule(items, "careful_before", "rule_before") in rulebook
+    assert table_by_rule(items, "careful", "rule") in rulebook
+    assert table_by_rule(items, "now", "rule_now") in rulebook
 
 
 def test_the_careful_reader_is_right_more_often_than_before_on_the_first_development_sample():
