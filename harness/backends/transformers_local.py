@@ -40,7 +40,7 @@ from scrambled_bench.harness.backends.decoding import transformers_parameters
 
 #: how long the batcher waits for more requests to join a batch that is not full yet
 BATCH_WINDOW_SECONDS = 0.02
-#: a batch is split where a prompt would be padded to more than this many times its own length
+#: a group of a batch is padded to at most this many times its prompts' own tokens (padding at most half at 2)
 MAX_PADDING_RATIO = 2.0
 #: with the compile option, prompts are padded to a multiple of this many tokens: torch.compile specialises
 #: on shapes, and every new prompt width (hence static-cache length) would cost a recompilation
