@@ -574,7 +574,7 @@ class CarefulReader:
         # with Baltimore C reads C).
         pairs = _mismatched_pairs(text, choices)
         rest = _cut(text, [(start, end) for start, end, _named in pairs])
-        if not pairs or rest == text:
+        if not pairs:
             return reading
         resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
         stated = {choices.valid[index] for index in choices.content.statements(rest)}
@@ -679,10 +679,9 @@ class CarefulReader:
         words = _tokens(sentences[0])
         found: list[tuple[int, int, str]] = []  # (start, end, letter) of each choice's words in the sentence
         for index, tokens in enumerate(choices.tokens):
-            for start in range(len(words) - len(tokens) + 1 if tokens else 0):
-                negated = _NEGATING & set(words[max(0, start - 3) : start])
-                if words[start : start + len(tokens)] == tokens and not negated:
-                    found.append((start, start + len(tokens), choices.valid[index]))
+            found += [
+                (start, start + len(tokens), choices.valid[index]) for start in _undenied(words, tokens)
+            ]
         if not found:  # "Bassett won the Oscar.": a person is named by the surname alone
             found = [
                 (0, 1, letter)
@@ -706,7 +705,7 @@ class CarefulReader:
         letter = choices.valid[stated[0]]
         words = _tokens(text)
         if any(  # another choice's whole text, which clauses may split ("Glass Onion: A Knives Out Mystery")
-            other != letter and len(tokens) > 1 and _contains(words, tokens)
+            other != letter and len(tokens) > 1 and _undenied(words, tokens)
             for other, tokens in zip(choices.valid, choices.tokens, strict=True)
         ):
             return None
@@ -837,13 +836,22 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
     return named
 
 
-def _contains(words: list[str], part: list[str]) -> bool:
-    """Whether the word sequence ``part`` occurs in ``words``, not denied ("should not minimize the use of
-    fossil fuels")."""
-    return any(
-        words[start : start + len(part)] == part and not _NEGATING & set(words[max(0, start - 3) : start])
+def _undenied(words: list[str], part: list[str]) -> list[int]:
+    """Where the word sequence ``part`` starts in ``words``, where no negation comes in the three words before
+    ("should not minimize the use of fossil fuels"); none for an empty ``part``.
+
+    >>> _undenied("he should not minimize fuels but start fuels".split(), ["minimize", "fuels"])
+    []
+    >>> _undenied("start fuels now".split(), ["start", "fuels"])
+    [0]
+    """
+    if not part:
+        return []
+    return [
+        start
         for start in range(len(words) - len(part) + 1)
-    )
+        if words[start : start + len(part)] == part and not _NEGATING & set(words[max(0, start - 3) : start])
+    ]
 
 
 def _outermost(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -982,8 +990,9 @@ def _mismatch(letter: str, rest: str, choices: _Choices) -> tuple[int, str] | No
     return len(rest) - len(after) + reach, other
 
 
-def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
-    """``text`` without the letters it gives together with another choice's words, and those words.
+def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[str]]]:
+    """Where each letter given with another choice's words starts and ends in ``text``, and the two letters
+    the pair names (the letter's and the words'), in order of where they start.
 
     Such a pair commits to no choice, but the rest of the output may still commit to one: "Baltimore\\n\\nThe
     answer is (B) Baltimore" (Baltimore is C) states Baltimore; "C) 450,000\\n\\nThe answer is: 450,000"
@@ -991,15 +1000,12 @@ def _without_mismatched_pairs(text: str, choices: _Choices) -> str:
     after an answer statement, one that opens a line, and a bracketed one anywhere.
 
     >>> choices = _Choices(["New York", "Philadelphia", "Baltimore", "Pittsburgh"])
-    >>> _without_mismatched_pairs("Baltimore\\n\\nThe answer is (B) Baltimore.", choices)
+    >>> text = "Baltimore\\n\\nThe answer is (B) Baltimore."
+    >>> {(start, end, "".join(sorted(named))) for start, end, named in _mismatched_pairs(text, choices)}
+    {(25, 38, 'BC')}
+    >>> _cut(text, [(25, 38)])
     'Baltimore\\n\\nThe answer is .'
     """
-    return _cut(text, [(start, end) for start, end, _named in _mismatched_pairs(text, choices)])
-
-
-def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[str]]]:
-    """Where each letter given with another choice's words starts and ends in ``text``, and the two letters
-    the pair names (the letter's and the words'), in order of where they start."""
     letters: list[tuple[str, int, int]] = []  # (letter, start, end) of each letter given as an answer
     label = _LABEL.match(text)
     for start in [_FILLER.match(text, label.end() if label else 0).end()] + [
