@@ -155,6 +155,25 @@ _GOES_ON_WITH_NUMBER = re.compile(r"\s+(?:and|plus|minus|times)\s+\d", re.IGNORE
 # Microsoft", "doesn't say", "whether it is").
 _NEGATING = {"not", "no", "nor", "never", "neither", "than", "instead", "t", "cannot", "without", "except"}
 _NEGATING |= {"whether", "if", "unlike"}
+# A scrambled word a model copied from the evidence: a lower-case word that opens with consonants no English
+# word opens with ("ttah", "hmwo", "rdnsoug"), or holds four consonants in a row ("omcndutse"), or none of
+# a, e, i, o, u, y ("tcnp"), or a capital inside it ("seNapl", "iBtLyMpn", the substitution type's words).
+# A capitalised word may be a name ("Nguyen", "Tsai"), so only its inner capitals count.
+_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
+# fmt: off
+_ONSETS = frozenset({
+    "bl", "br", "ch", "cl", "cr", "dr", "dw", "fl", "fr", "gl", "gr", "gn", "kn", "kl", "kr", "ph", "pl", "pr",
+    "ps", "qu", "sc", "sh", "sk", "sl", "sm", "sn", "sp", "st", "sw", "th", "tr", "tw", "wh", "wr", "sch", "scr",
+    "shr", "spl", "spr", "str", "thr", "squ", "chr", "phr", "sph",
+})
+# fmt: on
+_ONSET = re.compile(r"[^aeiouy]+")
+_CONSONANT_RUN = re.compile(r"[^aeiouy]{4}")
+_CAMEL_CASE = re.compile(r"(?:[A-Z][a-z]+)+")  # "McDonald", "PlayStation": names, not scrambles
+# An output is a scrambled echo of the evidence when at least this many of its words, and this share of
+# them, are scrambled; none of the SmolLM2 outputs on unscrambled evidence comes near.
+_SCRAMBLED_WORDS = 3
+_SCRAMBLED_SHARE = 0.1
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 _LEADING_SYMBOLS = re.compile(r"^[^\w(\[{\"'\\$]+")
@@ -433,6 +452,7 @@ CHOICE_RULES = (
     # no answer, and why
     "empty",
     "prompt-echo",
+    "scrambled-echo",
     "recital",
     "hedge",
     "ambiguous",
@@ -482,7 +502,9 @@ class CarefulReader:
     9. "choice-paraphrase": no letter, but one choice's content stated again and again (two clauses or
        more), and no other choice's.
     10. Nothing read: "hedge" if an answer was offered beside another on the way, "recital", "prompt-echo"
-        if the output only repeats the prompt's last line, else "no-answer".
+        if the output only repeats the prompt's last line, "scrambled-echo" if it copies the scrambled
+        evidence back ("A toddler ltitadfneir White House rdnsoug": rules 8 and 9 do not read such an
+        echo, whatever choice it names in passing), else "no-answer".
 
     Every letter read is checked: one that is not among the choices gives no answer
     ("letter-outside-choices"). A letter whose words name another choice ("(C) Microsoft" when Microsoft is
@@ -601,7 +623,12 @@ class CarefulReader:
             self._mentioned_choice,
             self._paraphrased_choice,
         )
+        # a scrambled echo of the evidence states no choice by its content, whatever words it shares with one
+        echo = _is_scrambled_echo(text)
+        content_rules = (self._mentioned_choice, self._paraphrased_choice)
         for rule in rules:  # in priority order; a hedge seen on the way is remembered in the verdict
+            if echo and rule in content_rules:
+                continue
             reading = rule(text, choices, verdict)
             if reading is not None:
                 if reading.value is not None:
@@ -611,6 +638,8 @@ class CarefulReader:
             return Reading(None, "hedge")
         if recited and not text.strip():
             return Reading(None, "recital")
+        if echo:
+            return Reading(None, "scrambled-echo")
         return Reading(None, "prompt-echo" if _PROMPT_LEAD_IN.search(text) else "no-answer")
 
     @staticmethod
@@ -834,6 +863,38 @@ def _named_letters(text: str, choices: _Choices) -> dict[str, int]:
             continue  # "Could it be (B)?"
         named.setdefault(letter, match.end())
     return named
+
+
+def _is_scrambled(word: str) -> bool:
+    """Whether ``word`` (three letters or more) looks scrambled: see ``_ONSETS``.
+
+    >>> [w for w in "Cheri ofsepror from seNapl found ttah iwchh the artist wnkno McDonald".split() if _is_scrambled(w)]
+    ['seNapl', 'ttah', 'iwchh', 'wnkno']
+    """
+    if not (word[1:].islower() or word.isupper()):
+        return not _CAMEL_CASE.fullmatch(word)
+    if word[0].isupper():
+        return False
+    lower = word.lower()
+    onset = _ONSET.match(lower)
+    return bool(
+        (onset and len(onset.group()) >= 2 and onset.group() not in _ONSETS)
+        or _CONSONANT_RUN.search(lower)
+        or not re.search("[aeiouy]", lower)
+    )
+
+
+def _is_scrambled_echo(text: str) -> bool:
+    """Whether ``text`` is mostly the evidence copied in its scrambled form, which states no answer.
+
+    >>> _is_scrambled_echo("A toddler ltitadfneir White House rdnsoug, tnsgeti off security alerts.")
+    True
+    >>> _is_scrambled_echo("A toddler got into the White House grounds, setting off security alerts.")
+    False
+    """
+    words = _WORD.findall(text)
+    scrambled = sum(map(_is_scrambled, words))
+    return scrambled >= _SCRAMBLED_WORDS and scrambled >= _SCRAMBLED_SHARE * len(words)
 
 
 def _undenied(words: list[str], part: list[str]) -> list[int]:

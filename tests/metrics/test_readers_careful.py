@@ -74,6 +74,7 @@ ZERO_SHOT_RULES = {
     "cycle",
     "recital",
     "prompt-echo",
+    "scrambled-echo",
     "answer-after-echo",
     "letter-outside-choices",
     "letter-text-conflict",
