@@ -272,13 +272,14 @@ class _Choices:
             return None
         return matches[0][1], matches[0][0]
 
+    @functools.cached_property
     def surnames(self) -> dict[str, str]:
         """The last word of each choice that is a person's name (two or three capitalised words, as "Angela
         Bassett"), by letter, where no other choice has that word.
 
-        >>> _Choices(["Angela Bassett", "Kerry Condon", "Jamie Lee Curtis", "Stephanie Hsu"]).surnames()["C"]
+        >>> _Choices(["Angela Bassett", "Kerry Condon", "Jamie Lee Curtis", "Stephanie Hsu"]).surnames["C"]
         'Curtis'
-        >>> _Choices(["New York", "Los Angeles"]).surnames()
+        >>> _Choices(["New York", "Los Angeles"]).surnames
         {'A': 'York', 'B': 'Angeles'}
         """
         names = {}
@@ -714,7 +715,7 @@ class CarefulReader:
         if not found:  # "Bassett won the Oscar.": a person is named by the surname alone
             found = [
                 (0, 1, letter)
-                for letter, surname in choices.surnames().items()
+                for letter, surname in choices.surnames.items()
                 if re.search(rf"\b{re.escape(surname)}\b", sentences[0])
             ]
         letters = {letter for _, _, letter in _outermost(found)}
@@ -1076,12 +1077,13 @@ def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[
             letters.append((_letter_of(form), form.start(), form.end()))
     letters += [(line.group("line"), line.start("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
     letters += [(label.group(1), label.start(), label.end()) for label in _LETTER_LABELS.finditer(text)]
-    pairs = []
+    # a letter found twice (after a statement, and as a bracketed label) makes one pair
+    pairs: dict[tuple[int, int], set[str]] = {}
     for letter, start, end in letters:
         mismatch = _mismatch(letter, text[end : end + 2 * _NEAR], choices)
         if mismatch is not None:
-            pairs.append((start, end + mismatch[0], {letter, mismatch[1]}))
-    return sorted(pairs, key=lambda pair: (pair[0], pair[1]))
+            pairs.setdefault((start, end + mismatch[0]), {letter, mismatch[1]})
+    return [(start, end, named) for (start, end), named in sorted(pairs.items())]
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
