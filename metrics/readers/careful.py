@@ -741,6 +741,8 @@ class CarefulReader:
             return None
         if len(stated) >= _REPEATED:
             return Reading(letter, "choice-paraphrase")
+        if verdict.hedged:  # the short answer offered two ("(A) or (B)"), whatever content its words share
+            return None
         sentences = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if _tokens(part)]
         return Reading(letter, "choice-mention") if len(sentences) <= _SHORT_ANSWER else None
 

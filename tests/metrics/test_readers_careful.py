@@ -322,6 +322,11 @@ def test_two_letters_offered_together_are_a_hedge(question, data, shape):
     assert careful.read_choice(output, choices, dataset=dataset) == Reading(None, "hedge")
 
 
+def test_a_hedge_is_not_read_as_the_content_its_letters_share_with_a_choice():
+    # found by the test above: the choice "0B" has the distinctive word "b", which "(B)" also holds
+    assert careful.read_choice("(A) or (B)", ["0", "0B"], dataset="realtimeqa") == Reading(None, "hedge")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_recovery_never_rewrites_the_sentence(output):
