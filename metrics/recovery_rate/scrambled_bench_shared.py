@@ -231,6 +231,16 @@ def bootstrap_interval(
             "standard_error": None,
         }
     spread = float(np.std(defined, ddof=1)) if defined.size > 1 else 0.0
+    if np.ptp(defined) <= 1e-12 * max(1.0, float(np.abs(defined).max())):
+        # every resample agrees, up to rounding (a mean of equal values may differ in its last bit): BCa is
+        # undefined, or unstable enough to put its low end above its high end
+        value = float(np.median(defined))
+        return {
+            "interval": [value, value],
+            "method": PERCENTILE,
+            "undefined_resamples": undefined,
+            "standard_error": spread,
+        }
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if undefined == 0 and not (np.isnan(low) or np.isnan(high)):
         return {"interval": [low, high], "method": BCA, "undefined_resamples": 0, "standard_error": spread}
