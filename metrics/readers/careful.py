@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.metrics.readers.common import Reading, check_arguments, check_output, parse_choices
-from scrambled_bench.metrics.readers.content import ChoiceContent, clauses
+from scrambled_bench.metrics.readers.content import ChoiceContent, clauses, sentences
 from scrambled_bench.metrics.readers.recovery import read_recovery
 
 # Typographic and guillemet quotes read as their ASCII counterparts.
@@ -189,6 +189,10 @@ _NO_CHOICE_FITS = re.compile(
     r"|\b(?:is|are)\s+not\s+(?:among|in|one\s+of)\s+the\s+(?:given\s+)?(?:choices|options|answer\s+choices)\b",
     re.IGNORECASE,
 )
+# Two letters given together as the answer, bare: "... are A and C."
+_TWO_BARE_LETTERS = re.compile(r"\b(?:is|are|be)\s+[A-E]\s*(?:,|and|or|&)\s*[A-E]\b")
+# A letter given to the choice text just before it: "The food they like and dislike is (B)."
+_LETTER_AFTER_TEXT = re.compile(r"[ \t]*(?:(?:is|=|:|-|\u2013)[ \t]*)?[(\[]([A-E])[)\]]")
 # A bracketed letter anywhere ("... (D)IOC"), and what may follow its choice's text for it to be a label.
 _LETTER_LABELS = re.compile(r"[(\[]([A-E])[)\]]")
 _LABEL_ENDS = re.compile(r"[\s.,;:!\"']*(?:$|\n|[(\[][A-E][)\]])")
@@ -202,6 +206,11 @@ _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\n")
 _INLINE_RECITAL = re.compile(
     r"^[ \t]*[(\[]?A[)\].:][^\n(\[]*[(\[]B[)\]][^\n(\[]*[(\[]C[)\]][^\n]*", re.MULTILINE
 )
+# Three lettered options or more in a row within a line, in any order and after any words ("The answer is
+# A) Australia (B) South Africa (C) New Zealand (D) Brazil"): a shuffled recital. The words between two
+# letters end no sentence ("(C). Not (A), not (B)." is no recital).
+_LABELLED_OPTION = r"[(\[]?\b[A-Z][)\]][ \t]*(?:[^\n()\[\].!?]|[.!?](?![ \t\n]|$))*"
+_SHUFFLED_RECITAL = re.compile(rf"(?:{_LABELLED_OPTION}){{3,}}")
 # A line that starts with a letter and its label ("B) Washington"): an answer given again, or another one.
 _LETTER_LINE = re.compile(
     r"^[ \t]*(?!A[ \t]*:[ \t]*" + _A_LABEL_BEFORE_STATEMENT + ")"
@@ -360,7 +369,7 @@ def _without_answer_label(text: str, choices: _Choices) -> str:
     return after
 
 
-def _without_recitals(text: str) -> tuple[str, bool]:
+def _without_recitals(text: str, choices: _Choices) -> tuple[str, bool]:
     """``text`` without the lists of the options it recites ("A. ...\\nB. ...\\nC. ..."), and whether it had one.
 
     A recital is two or more lines in a row (blank lines between them allowed) that start with the letters
@@ -369,11 +378,12 @@ def _without_recitals(text: str) -> tuple[str, bool]:
     He is ill. ..."), and so does the recital. Three or more options in order from A on one line ("A)Orange
     (B)Lime (C)Raspberry (D)Blueberry") are a recital too.
 
-    >>> _without_recitals("A) Amazon\\nB) Meta\\n\\nThe answer is (B).")
+    >>> choices = _Choices(["Amazon", "Microsoft", "Meta"])
+    >>> _without_recitals("A) Amazon\\nB) Meta\\n\\nThe answer is (B).", choices)
     ('\\n\\n\\nThe answer is (B).', True)
-    >>> _without_recitals("A)Orange (B)Lime (C)Raspberry\\nThe answer is (C).")
+    >>> _without_recitals("A)Orange (B)Lime (C)Raspberry\\nThe answer is (C).", choices)
     ('\\n\\nThe answer is (C).', True)
-    >>> _without_recitals("A) Amazon, because ...\\nThe answer is (A).")
+    >>> _without_recitals("A) Amazon, because ...\\nThe answer is (A).", choices)
     ('A) Amazon, because ...\\nThe answer is (A).', False)
     """
     recitals: list[tuple[int, int]] = []
@@ -389,15 +399,34 @@ def _without_recitals(text: str) -> tuple[str, bool]:
     if following > "B":
         recitals.append((start, end))
     recitals += [line.span() for line in _INLINE_RECITAL.finditer(text)]
+    recitals += [
+        _line_of(text, run.start(), run.end())  # the whole line: "Typhoon Doksuri (C)Typhoon Khanun (D)..."
+        for run in _SHUFFLED_RECITAL.finditer(text)
+        if len(set(re.findall(r"\b([A-Z])[)\]]", run.group()))) >= 3
+        and _names_choices(run.group(), choices) >= 3
+    ]
     if not recitals:
         return text, False
     kept, position = [], 0
     for start, end in sorted(recitals):
-        if start < position:  # a line of both kinds
+        if start < position:  # recitals of two kinds that overlap: their union is set aside
+            position = max(position, end)
             continue
         kept += [text[position:start], "\n"]
         position = end
     return "".join(kept) + text[position:], True
+
+
+def _line_of(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the line (or lines) holding ``text[start:end]`` start and end."""
+    line_end = text.find("\n", end)
+    return text.rfind("\n", 0, start) + 1, len(text) if line_end < 0 else line_end
+
+
+def _names_choices(text: str, choices: _Choices) -> int:
+    """How many of the choices ``text`` names by their whole text (all of them, for a list of the options)."""
+    words = _tokens(text)
+    return sum(bool(_undenied(words, tokens)) for tokens in choices.tokens)
 
 
 def _words_after(text: str, count: int) -> str:
@@ -478,7 +507,9 @@ class CarefulReader:
        The prompt's "among A through D" never counts as naming letters.
     3. "choice-text": the whole output is one choice's text, case and punctuation aside (“Red squirrels”
        for "Red squirrels."). Lines that recite the options in letter order ("A: ...\\nB: ...") are set
-       aside, whatever their text; a recital and nothing else is "recital".
+       aside, whatever their text, and so is a line listing three lettered options or more in any order that
+       names three choices ("The answer is A) Australia (B) South Africa (C) New Zealand"); a recital and
+       nothing else is "recital".
     4. "leading-letter": the output starts with a letter in any common quoting or bracketing ("(B)",
        "[B]", "(b)", "**B**", "B)", "B:", "B.", "'C'", "“B”: ...", "«A»", "\\boxed{B}", "Option B",
        "Answer: B", "A: (B)", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a
@@ -516,7 +547,11 @@ class CarefulReader:
     that after its letter states another choice's content again and again). One offered beside another in the same sentence
     ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's own words, as in
     "(C) Both A and B") is no commitment: the search goes on down the rules. One the output contradicts by
-    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle".
+    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle". A choice's
+    text given another letter ("Measles (D)" when Measles is A) is "letter-text-conflict" too, and so is a bare
+    letter followed by another choice's content ("A\n\nA trend known as AI goggles ..." when AI goggles is D).
+    A pair is mended only by a stated answer, not by content spoken of, and only when every pair names the
+    choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none).
 
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
     one ("the answer is (C)", "... C", "\\boxed{C}", the choice's text, "The closest answer choice is
@@ -587,7 +622,7 @@ class CarefulReader:
         spelled = choices.exactly(text)
         if spelled:
             return Reading(spelled, "choice-text")
-        text, recited = _without_recitals(text)
+        text, recited = _without_recitals(text, choices)
         text = _without_answer_label(_LEADING_SYMBOLS.sub("", text.strip()), choices)
         reading = self._read_by_rules(text, choices, recited)
         if reading.rule != "letter-text-conflict":
@@ -603,14 +638,13 @@ class CarefulReader:
         stated = {choices.valid[index] for index in choices.content.statements(rest)}
         if resolved.value is None or stated - {resolved.value}:  # the rest states another choice too
             return reading
+        if resolved.rule in ("choice-mention", "choice-paraphrase"):  # content merely spoken of mends no pair
+            return reading
         # A pair that opens the output is its first answer, broken: a later answer mends it only when it is
         # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
         # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
         # and so does "A. Starship\n\nThe rocket's name is Starship." with Starship B).
-        first_start, _end, named = pairs[0]
-        if not _tokens(text[:first_start]) and (
-            resolved.value not in named or resolved.rule in ("choice-mention", "choice-paraphrase")
-        ):
+        if any(resolved.value not in named for _start, _end, named in pairs):
             return reading
         return Reading(resolved.value, "letter-text-conflict-resolved")
 
@@ -665,7 +699,11 @@ class CarefulReader:
             spelled = choices.prefix(text[start:])
             if spelled:
                 letter, words = spelled
-                if _offers_another(_words_after(text[start:], words), letter, choices):
+                after = _words_after(text[start:], words)
+                labelled = _LETTER_AFTER_TEXT.match(after)
+                if labelled and labelled.group(1) != letter:  # "The food they like is (B)." with that food C
+                    return Reading(None, "letter-text-conflict")
+                if _offers_another(after, letter, choices):
                     verdict.hedged = True
                     return None
                 return Reading(letter, "choice-text")
@@ -689,6 +727,8 @@ class CarefulReader:
             return Reading(None, "letter-outside-choices")
         if len(named) == 1:
             letter = valid[0]
+            if _mismatched_words(letter, text[named[letter] :], choices) is not None:
+                return Reading(None, "letter-text-conflict")  # "... is (C) The coming exams." with exams B
             if _offers_another(text[named[letter] :], letter, choices):
                 verdict.hedged = True
                 return None
@@ -706,6 +746,11 @@ class CarefulReader:
             return None
         if verdict.hedged:  # the one sentence offered two answers ("(A) or (B)" beside a choice "OR")
             return None
+        if _TWO_BARE_LETTERS.search(
+            sentences[0]
+        ):  # "The two speakers talking about the weather are A and C."
+            verdict.hedged = True
+            return None
         words = _tokens(sentences[0])
         found: list[tuple[int, int, str]] = []  # (start, end, letter) of each choice's words in the sentence
         for index, tokens in enumerate(choices.tokens):
@@ -719,7 +764,10 @@ class CarefulReader:
                 if re.search(rf"\b{re.escape(surname)}\b", sentences[0])
             ]
         letters = {letter for _, _, letter in _outermost(found)}
-        if len(letters) == 1:
+        # the sentence may state another choice's content in other words ("... often stay up late reading and
+        # that they work hard and play hard": one choice's text, another's content): then it states two
+        stated = {choices.valid[index] for index in choices.content.covered(sentences[0])}
+        if len(letters) == 1 and not stated - letters:
             return Reading(letters.pop(), "choice-mention")
         if len(letters) > 1 and {"or", "either"} & set(words):
             verdict.hedged = True
@@ -730,6 +778,16 @@ class CarefulReader:
         """An output that states one choice's content, in its words or others, and no other choice's: again
         and again ("choice-paraphrase"), or once in a short answer ("choice-mention")."""
         stated = choices.content.statements(text)
+        if (
+            not stated
+        ):  # a person named by the surname alone, again and again ("Alejna Putellas ... Putellas")
+            named = {
+                letter: len(re.findall(rf"\b{re.escape(surname)}\b", text))
+                for letter, surname in choices.surnames.items()
+            }
+            named = {letter: count for letter, count in named.items() if count}
+            if len(named) == 1 and max(named.values()) >= _REPEATED:
+                stated = [choices.valid.index(next(iter(named)))] * max(named.values())
         if not stated or len(set(stated)) != 1:
             return None
         letter = choices.valid[stated[0]]
@@ -978,10 +1036,19 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
         choices.valid[index] for index in choices.content.statements(text[first.end() :] if first else "")
     ]
     others = {other for other in stated if other != letter}
-    if letter not in stated and len(others) == 1 and len(stated) >= _REPEATED:
+    # a bare letter has no words of its own to weigh against the content that follows: once is enough
+    bare = first is not None and set(_tokens(text[: first.end()])) <= {letter.lower(), "answer", "option"}
+    if letter not in stated and len(others) == 1 and len(stated) >= (1 if bare else _REPEATED):
         return Reading(None, "letter-text-conflict")
-    # "The woman king: Babylon ... The woman king: Glass Onion ...": a tour of the choices
-    if len(others) >= 2:
+    # "The woman king: Babylon ... The woman king: Glass Onion ...": a tour of the choices, each stop a sentence
+    # that states one other choice; a sentence that states several others lists them ("goals by James, Hemp
+    # and Daly"), as evidence does, and is no stop
+    toured: set[str] = set()
+    for sentence in sentences(text[first.end() :] if first else ""):
+        in_sentence = {choices.valid[index] for index in choices.content.statements(sentence)} - {letter}
+        if len(in_sentence) == 1:
+            toured |= in_sentence
+    if len(toured) >= 2:
         return Reading(None, "cycle")
     return None
 

@@ -56,6 +56,13 @@ _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+(?:[.!?]+|\n|$)")
 COVERAGE = 2 / 3
 
 
+# Plurals no ending rule reaches ("children" is "child").
+_IRREGULAR_PLURALS = {
+    "children": "child", "people": "person", "men": "man", "women": "woman", "feet": "foot", "teeth": "tooth",
+    "mice": "mouse", "geese": "goose",
+}  # fmt: skip
+
+
 @functools.lru_cache(maxsize=1 << 14)  # the same words come back in every output: a cache halves the time
 def stem(word: str) -> str:
     """A word lower-cased, with a plural or verb ending and a final "e" dropped, so that forms of one word
@@ -65,10 +72,13 @@ def stem(word: str) -> str:
     ['disney', 'bank', 'story', 'develop', 'start', 'glass', '450000']
     >>> {stem(word) for word in ["lives", "living", "live", "lived"]}
     {'liv'}
+    >>> stem("Children") == stem("child")
+    True
     """
     word = word.lower()
     if word[:1].isdigit():
         return word.replace(",", "")
+    word = _IRREGULAR_PLURALS.get(word, word)
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
@@ -87,6 +97,15 @@ def content_words(text: str) -> list[str]:
     ['answer', 'disney']
     """
     return [stem(word) for word in _WORD.findall(text) if word.lower() not in FUNCTION_WORDS]
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences (at ".", "!", "?" before a space, and at line ends).
+
+    >>> sentences("Goals by James, Hemp and Daly. Russo won it!\\nThen more.")
+    ['Goals by James, Hemp and Daly.', 'Russo won it!', 'Then more.']
+    """
+    return [sentence.strip() for sentence in _SENTENCE.findall(text) if sentence.strip()]
 
 
 def clauses(text: str) -> list[str]:
@@ -115,6 +134,8 @@ class ChoiceContent:
     True
     >>> ChoiceContent(["4.5 years", "6 years", "9 years"]).statements("It took 4.5 years. Was it 6 years?")
     [0]
+    >>> ChoiceContent(["Anne, Princess Royal", "The Princess of Wales, Kate Middleton"]).stated("The Princess of Wales came.")
+    1
     """
 
     def __init__(self, choices: Sequence[str]):
@@ -123,7 +144,17 @@ class ChoiceContent:
             words[i] - set().union(*(other for j, other in enumerate(words) if j != i))
             for i in range(len(words))
         ]
-        self._all = set().union(*self.distinctive)
+        # A choice that names one entity twice, comma-separated, each part capitalised ("The Princess of Wales,
+        # Kate Middleton", "Washington, DC"), is also stated by either part alone: all of that part's content
+        # words, when some of them are the choice's own ("Princess of Wales" beside "Anne, Princess Royal").
+        self.aliases = [
+            (i, alias)
+            for i, choice in enumerate(choices)
+            if "," in choice and all(part.strip()[:1].isupper() for part in choice.split(","))
+            for part in choice.split(",")
+            if (alias := set(content_words(part))) & self.distinctive[i]
+        ]
+        self._all = set().union(*self.distinctive, *(alias for _, alias in self.aliases))
         self._choices = list(choices)
         self._stated: dict[str, int | None] = {}  # clause -> choice: a model in a loop repeats its clauses
 
@@ -147,11 +178,31 @@ class ChoiceContent:
             elif coverage == best_coverage and coverage > 0:
                 tied = True
         if best is None or tied or best_coverage < COVERAGE - 1e-9:
-            return None
+            named = {index for index, alias in self.aliases if alias <= set(stems)}  # every word of a part
+            if len(named) != 1:
+                return None
+            best = named.pop()
         negations = _negations_before(clause, self.distinctive[best])
         if negations and negations > _negations_before(self._choices[best], self.distinctive[best]):
             return None
         return best
+
+    def covered(self, text: str) -> set[int]:
+        """The indices of every choice whose distinctive words ``text`` holds enough of (not after a negation
+        the choice lacks), whichever holds the most: what a sentence speaks of, where :meth:`stated` picks one.
+
+        >>> ChoiceContent(["They play loud music.", "They never clean the yard.", "They are kind."]).covered(
+        ...     "The neighbours play loud music and never clean the yard.")
+        {0, 1}
+        """
+        stems = {stem(word.group()) for word in _WORD.finditer(text)}
+        return {
+            index
+            for index, distinctive in enumerate(self.distinctive)
+            if distinctive
+            and len(distinctive & stems) / len(distinctive) >= COVERAGE - 1e-9
+            and _negations_before(text, distinctive) <= _negations_before(self._choices[index], distinctive)
+        }
 
     def statements(self, text: str) -> list[int]:
         """The index of the choice each clause of ``text`` states, for the clauses that state one; a question
