@@ -32,13 +32,18 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   judge A (91%), short of 95%; four patterns it missed were then changed (commit caf95b5) and the scrambled
   echo was added, so it became a development sample. Its item ids read "final3-", and its key records the
   careful reader before issue 31 as dev3's does.
-- ``final``: disagreements of the reader of commit 05164a4, drawn after its rules were frozen and judged by
-  two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2:
+- ``dev6``: 200 disagreements of the reader of commit 05164a4, drawn after its rules were frozen as the final
+  sample of round 4 and judged by two independent blind judges (who agree on every item), all SmolLM2:
   outputs generated for it on questions no earlier run had answered in that config (RealtimeQA original and
-  sub, DREAM original and sub). The released outputs
-  have no disagreement left that no earlier sample used (all 200 distinct ones are in dev1 to dev4). The
-  figures the issue asks for are taken on it. Its key records the careful reader of branch main before
-  issue 31 as dev3's does.
+  sub, DREAM original and sub). The reader was right on 172 (86%); its misses were then studied and rules
+  changed (commit 5900c42), so it became a development sample. Its item ids read "final4-", and its key
+  records the careful reader before issue 31 as dev3's does.
+- ``final``: disagreements of the reader of commit 5900c42, drawn after its rules were frozen and judged by
+  two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2:
+  outputs generated for it on questions no earlier run had answered in that config (RealtimeQA kfl and kf,
+  DREAM kfl and sub). The released outputs have no disagreement left that no earlier sample used (all 200
+  distinct ones are in dev1 to dev4). The figures the issue asks for are taken on it. Its key records the
+  careful reader of branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -88,7 +93,7 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5")
+DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6")
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -137,7 +142,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (185, 185, 185)
+FINAL_NOW = (180, 182, 179)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -149,17 +154,17 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
 
 
 def test_the_careful_reader_in_the_code_on_the_final_sample():
-    """The reader in the code on the final sample. Its misses were studied after its figures at the draw
-    were recorded (commit fbedfb1), and rules changed, so this is the figure of a studied sample, not a fresh
-    one."""
+    """The reader in the code on the final sample: no rule changed after it was drawn, so the reader in the
+    code reads every item as the reader it was drawn from did (the key's ``careful``)."""
     final = _with_now(SAMPLES["final"])
+    assert [item["now"] for item in final] == [item["careful"] for item in final]
     now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
 
 
-@pytest.mark.parametrize("name", ["dev5", "final"])
+@pytest.mark.parametrize("name", ["dev5", "dev6", "final"])
 def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges(name):
-    """docs/readers_disagreements.md shows the tables by rule of the last two samples drawn as the final one,
+    """docs/readers_disagreements.md shows the tables by rule of the last three samples drawn as the final one,
     against judge A, judge B and on the items both agree on: before issue 31, at the draw and the reader in
     the code."""
     final = _with_now(SAMPLES[name])
@@ -176,9 +181,9 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the fresh final sample: the reader of 05164a4, frozen before the "
-    "draw, is right on 172 of 200 against either judge (86%; the two judges agree on every item); before issue "
-    "31 it was right on 118 (docs/readers_disagreements.md)",
+    reason="issue 31's target is not met on the fresh final sample: the reader of 5900c42, frozen before the "
+    "draw, is right on 180 of 200 against judge A (90%), 182 against judge B, 179 of the 196 items both judges "
+    "agree on; before issue 31 it was right on 139 (docs/readers_disagreements.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -195,14 +200,14 @@ AT_THE_DRAW = {
     "dev3": {"commit": "767b820", "agreed": 191, "at_draw": (176, 185, 176), "before": (154, 155, 150)},
     "dev4": {"commit": "a5c6498", "agreed": 152, "at_draw": (144, 144, 143), "before": (130, 132, 130)},
     "dev5": {"commit": "1beb1fb", "agreed": 196, "at_draw": (182, 179, 179), "before": (161, 159, 159)},
-    "final": {"commit": "05164a4", "agreed": 200, "at_draw": (172, 172, 172), "before": (118, 118, 118)},
+    "dev6": {"commit": "05164a4", "agreed": 200, "at_draw": (172, 172, 172), "before": (118, 118, 118)},
+    "final": {"commit": "5900c42", "agreed": 196, "at_draw": (180, 182, 179), "before": (139, 143, 139)},
 }
 
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3, dev4, dev5 and the final sample were each drawn as the final sample; their figures at the draw
-    stay."""
+    """dev3 to dev6 and the final sample were each drawn as the final sample; their figures at the draw stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
@@ -214,20 +219,27 @@ def test_the_careful_reader_on_the_development_samples():
     """The reader in the code, pinned on every development sample: dev1 98 of 100, dev2 71 of 75, dev3 188 of
     200 against judge A, 197 against judge B, 188 of the 191 items both agree on; dev4 149 of 154 against
     either judge, 148 of the 152 both agree on; dev5 193 of 200 against judge A, 190 against judge B, 190 of
-    the 196 both agree on. On the five together, 699 of 729 against their first judge. (dev3's judges split on
+    the 196 both agree on; dev6 185 of 200 against either judge. On the six together, 884 of 929 against their
+    first judge. (dev3's judges split on
     an opening answer followed by a second one given with a third choice's words, "A) next to picnic
     table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
     final sample read that shape as none, as the reader does since round 4's study.)"""
     now = {name: _with_now(SAMPLES[name]) for name in DEVELOPMENT}
     assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (98, 71)
-    for name, figures in (("dev3", (188, 197, 188)), ("dev4", (149, 149, 148)), ("dev5", (193, 190, 190))):
+    pinned = {
+        "dev3": (188, 197, 188),
+        "dev4": (149, 149, 148),
+        "dev5": (193, 190, 190),
+        "dev6": (185, 185, 185),
+    }
+    for name, figures in pinned.items():
         items = now[name]
         assert (
             _right(items, "now"),
             _right(items, "now", "judged_b"),
             _right(_agreed(items), "now"),
         ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 699
+    assert sum(_right(items, "now") for items in now.values()) == 884
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
