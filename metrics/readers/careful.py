@@ -304,6 +304,19 @@ class _Choices:
         }
         return {letter: word for letter, word in names.items() if word not in shared}
 
+    def surnames_named(self, text: str) -> dict[str, int]:
+        """How often ``text`` names each person-choice by its surname (see :attr:`surnames`), by letter, for
+        those it names.
+
+        >>> _Choices(["Angela Bassett", "Kerry Condon"]).surnames_named("Bassett won; Bassett wept.")
+        {'A': 2}
+        """
+        counts = {
+            letter: len(re.findall(rf"\b{re.escape(surname)}\b", text))
+            for letter, surname in self.surnames.items()
+        }
+        return {letter: count for letter, count in counts.items() if count}
+
     def same_as(self, other: Sequence[str]) -> bool:
         """Whether ``other`` (choices a model echoed) are these, the last one possibly cut off."""
         echoed = [_tokens(choice) for choice in other]
@@ -650,20 +663,22 @@ class CarefulReader:
 
     def _read_by_rules(self, text: str, choices: _Choices, recited: bool) -> Reading:
         verdict = _Verdict()
-        rules = (
+        letter_rules = (
             self._leading_letter,
             self._leading_choice_text,
             self._first_statement,
             self._named_letter,
-            self._mentioned_choice,
-            self._paraphrased_choice,
         )
-        # a scrambled echo of the evidence states no choice by its content, whatever words it shares with one
-        echo = _is_scrambled_echo(text)
         content_rules = (self._mentioned_choice, self._paraphrased_choice)
-        for rule in rules:  # in priority order; a hedge seen on the way is remembered in the verdict
-            if echo and rule in content_rules:
-                continue
+        echo = False
+        for rule in (
+            *letter_rules,
+            *content_rules,
+        ):  # in priority order; a hedge seen on the way is remembered
+            # a scrambled echo of the evidence states no choice by its content, whatever words it shares with
+            # one (looked for only once no letter rule has read, as most outputs are read before)
+            if rule is content_rules[0] and (echo := _is_scrambled_echo(text)):
+                break
             reading = rule(text, choices, verdict)
             if reading is not None:
                 if reading.value is not None:
@@ -758,11 +773,7 @@ class CarefulReader:
                 (start, start + len(tokens), choices.valid[index]) for start in _undenied(words, tokens)
             ]
         if not found:  # "Bassett won the Oscar.": a person is named by the surname alone
-            found = [
-                (0, 1, letter)
-                for letter, surname in choices.surnames.items()
-                if re.search(rf"\b{re.escape(surname)}\b", sentences[0])
-            ]
+            found = [(0, 1, letter) for letter in choices.surnames_named(sentences[0])]
         letters = {letter for _, _, letter in _outermost(found)}
         # the sentence may state another choice's content in other words ("... often stay up late reading and
         # that they work hard and play hard": one choice's text, another's content): then it states two
@@ -778,16 +789,10 @@ class CarefulReader:
         """An output that states one choice's content, in its words or others, and no other choice's: again
         and again ("choice-paraphrase"), or once in a short answer ("choice-mention")."""
         stated = choices.content.statements(text)
-        if (
-            not stated
-        ):  # a person named by the surname alone, again and again ("Alejna Putellas ... Putellas")
-            named = {
-                letter: len(re.findall(rf"\b{re.escape(surname)}\b", text))
-                for letter, surname in choices.surnames.items()
-            }
-            named = {letter: count for letter, count in named.items() if count}
-            if len(named) == 1 and max(named.values()) >= _REPEATED:
-                stated = [choices.valid.index(next(iter(named)))] * max(named.values())
+        # a person named by the surname alone, again and again ("Alejna Putellas ... Putellas")
+        named = {} if stated else choices.surnames_named(text)
+        if len(named) == 1 and max(named.values()) >= _REPEATED:
+            stated = [choices.valid.index(next(iter(named)))] * max(named.values())
         if not stated or len(set(stated)) != 1:
             return None
         letter = choices.valid[stated[0]]
@@ -1032,9 +1037,8 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     # what the output goes on to say, after the clause that gave the answer ("Cereal\n\nThe data shows that
     # eggs decreased the most ... eggs ...")
     first = _CLAUSE_END.search(text)
-    stated = [
-        choices.valid[index] for index in choices.content.statements(text[first.end() :] if first else "")
-    ]
+    after_answer = text[first.end() :] if first else ""
+    stated = [choices.valid[index] for index in choices.content.statements(after_answer)]
     others = {other for other in stated if other != letter}
     # a bare letter has no words of its own to weigh against the content that follows: once is enough
     bare = first is not None and set(_tokens(text[: first.end()])) <= {letter.lower(), "answer", "option"}
@@ -1044,7 +1048,7 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     # that states one other choice; a sentence that states several others lists them ("goals by James, Hemp
     # and Daly"), as evidence does, and is no stop
     toured: set[str] = set()
-    for sentence in sentences(text[first.end() :] if first else ""):
+    for sentence in sentences(after_answer):
         in_sentence = {choices.valid[index] for index in choices.content.statements(sentence)} - {letter}
         if len(in_sentence) == 1:
             toured |= in_sentence

@@ -164,8 +164,7 @@ class ChoiceContent:
         None when no choice has enough of its words in the clause, when two tie, or when a negation comes
         before them ("did not eat out").
         """
-        words = list(_WORD.finditer(clause))
-        stems = [stem(word.group()) for word in words]
+        stems = {stem(word.group()) for word in _WORD.finditer(clause)}
         if not self._all.intersection(stems):
             return None
         best, best_coverage, tied = None, 0.0, False
@@ -178,7 +177,7 @@ class ChoiceContent:
             elif coverage == best_coverage and coverage > 0:
                 tied = True
         if best is None or tied or best_coverage < COVERAGE - 1e-9:
-            named = {index for index, alias in self.aliases if alias <= set(stems)}  # every word of a part
+            named = {index for index, alias in self.aliases if alias <= stems}  # every word of a part
             if len(named) != 1:
                 return None
             best = named.pop()
