@@ -8,6 +8,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from scrambled_bench.choices import LETTERS
 from scrambled_bench.metrics.readers.common import Reading, check_arguments, check_output, parse_choices
@@ -564,7 +565,11 @@ class CarefulReader:
     text given another letter ("Measles (D)" when Measles is A) is "letter-text-conflict" too, and so is a bare
     letter followed by another choice's content ("A\n\nA trend known as AI goggles ..." when AI goggles is D).
     A pair is mended only by a stated answer, not by content spoken of, and only when every pair names the
-    choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none).
+    choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none); a bare
+    letter that repeats a pair's own letter mends nothing ("A) 2.4 million\n\nThe answer is A." with 2.4
+    million C). A short first line that gives one choice's text, alone or in a comma-separated list, is an
+    answer a letter for another choice contradicts ("Dusty, New York City\n\nThe answer is D." with New York
+    City C reads none).
 
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
     one ("the answer is (C)", "... C", "\\boxed{C}", the choice's text, "The closest answer choice is
@@ -644,7 +649,7 @@ class CarefulReader:
         # to, if it commits to exactly one choice, is the answer ("Baltimore\n\nThe answer is (B) Baltimore"
         # with Baltimore C reads C).
         pairs = _mismatched_pairs(text, choices)
-        rest = _cut(text, [(start, end) for start, end, _named in pairs])
+        rest = _cut(text, [(pair.start, pair.end) for pair in pairs])
         if not pairs:
             return reading
         resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
@@ -657,7 +662,11 @@ class CarefulReader:
         # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
         # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
         # and so does "A. Starship\n\nThe rocket's name is Starship." with Starship B).
-        if any(resolved.value not in named for _start, _end, named in pairs):
+        if any(resolved.value not in (pair.letter, pair.words) for pair in pairs):
+            return reading
+        # A bare letter that repeats a pair's own letter restates the broken pair; it does not mend it ("A)
+        # 2.4 million\n\nThe answer is A." with 2.4 million C reads none; "... is (A) 30%" with 30% A reads A).
+        if resolved.value not in stated and any(resolved.value == pair.letter for pair in pairs):
             return reading
         return Reading(resolved.value, "letter-text-conflict-resolved")
 
@@ -1010,6 +1019,9 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     """
     if _NO_CHOICE_FITS.search(text) and not any(_NO_CHOICE_FITS.search(" ".join(t)) for t in choices.tokens):
         return Reading(None, "no-answer")  # "B. But none of the options is correct."
+    given = _first_line_choice(text, choices)
+    if given is not None and given != letter:  # "Dusty, New York City\n\nThe answer is D." (New York City C)
+        return Reading(None, "letter-text-conflict")
     verdict = _Verdict()
     # what follows a statement or a letter is read within _NEAR (bounded slices keep a long output linear),
     # and a passage read once is not read again (a model stuck in a loop repeats itself)
@@ -1055,6 +1067,31 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
     if len(toured) >= 2:
         return Reading(None, "cycle")
     return None
+
+
+def _first_line_choice(text: str, choices: _Choices) -> str | None:
+    """The choice a short first line gives by its text, alone or as one item of a comma-separated list, when
+    more lines follow: an answer of its own, which a letter given later for another choice contradicts.
+
+    >>> choices = _Choices(["Los Angeles", "Salt Lake City", "New York City", "Washington, DC"])
+    >>> _first_line_choice("Dustin City, Salt Lake City\\n\\nThe answer is D.", choices)
+    'B'
+    >>> _first_line_choice("Washington, DC\\n\\nThe answer is D.", choices)
+    'D'
+    >>> _first_line_choice("The city is Salt Lake City.\\n\\nThe answer is D.", choices) is None
+    True
+    """
+    first, newline, _rest = text.strip().partition("\n")
+    if not newline or len(_tokens(first)) > _LABEL_WORDS:
+        return None
+    items = first.split(",")
+    given = {
+        choices.exactly(",".join(items[start:end]))
+        for start in range(len(items))
+        for end in range(start + 1, len(items) + 1)
+    }
+    given.discard(None)
+    return given.pop() if len(given) == 1 else None
 
 
 def _is_label(label: re.Match, text: str, choices: _Choices) -> bool:
@@ -1125,9 +1162,19 @@ def _mismatch(letter: str, rest: str, choices: _Choices) -> tuple[int, str] | No
     return len(rest) - len(after) + reach, other
 
 
-def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[str]]]:
-    """Where each letter given with another choice's words starts and ends in ``text``, and the two letters
-    the pair names (the letter's and the words'), in order of where they start.
+class _Pair(NamedTuple):
+    """A letter given with another choice's words: where it starts and ends, the letter, and the letter of
+    the choice its words name."""
+
+    start: int
+    end: int
+    letter: str
+    words: str
+
+
+def _mismatched_pairs(text: str, choices: _Choices) -> list[_Pair]:
+    """Where each letter given with another choice's words starts and ends in ``text``, the letter, and the
+    letter of the choice the words name, in order of where they start.
 
     Such a pair commits to no choice, but the rest of the output may still commit to one: "Baltimore\\n\\nThe
     answer is (B) Baltimore" (Baltimore is C) states Baltimore; "C) 450,000\\n\\nThe answer is: 450,000"
@@ -1136,8 +1183,8 @@ def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[
 
     >>> choices = _Choices(["New York", "Philadelphia", "Baltimore", "Pittsburgh"])
     >>> text = "Baltimore\\n\\nThe answer is (B) Baltimore."
-    >>> {(start, end, "".join(sorted(named))) for start, end, named in _mismatched_pairs(text, choices)}
-    {(25, 38, 'BC')}
+    >>> _mismatched_pairs(text, choices)
+    [_Pair(start=25, end=38, letter='B', words='C')]
     >>> _cut(text, [(25, 38)])
     'Baltimore\\n\\nThe answer is .'
     """
@@ -1151,12 +1198,12 @@ def _mismatched_pairs(text: str, choices: _Choices) -> list[tuple[int, int, set[
     letters += [(line.group("line"), line.start("line"), line.end()) for line in _LETTER_LINE.finditer(text)]
     letters += [(label.group(1), label.start(), label.end()) for label in _LETTER_LABELS.finditer(text)]
     # a letter found twice (after a statement, and as a bracketed label) makes one pair
-    pairs: dict[tuple[int, int], set[str]] = {}
+    pairs: dict[tuple[int, int], _Pair] = {}
     for letter, start, end in letters:
         mismatch = _mismatch(letter, text[end : end + 2 * _NEAR], choices)
         if mismatch is not None:
-            pairs.setdefault((start, end + mismatch[0]), {letter, mismatch[1]})
-    return [(start, end, named) for (start, end), named in sorted(pairs.items())]
+            pairs.setdefault((start, end + mismatch[0]), _Pair(start, end + mismatch[0], letter, mismatch[1]))
+    return [pair for _span, pair in sorted(pairs.items())]
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:

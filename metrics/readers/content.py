@@ -10,6 +10,8 @@ sentence, that "the toddler" got in. The method, measured against a blind judge 
   "is", "of" left out) that no other choice of the question has. "Gas station ATMs" against "Phone charging
   stations" is {gas, atm}; a choice with no distinctive word ("She is happy." beside "She is living a happy
   life.") can only be stated by its own text;
+- a capitalised distinctive word of five letters or more (a name) is also held by a capitalised word one
+  letter apart from it ("The Daily Calder" holds "Caller"); a scramble of the name never is;
 - a clause states a choice when it holds at least two thirds of the choice's distinctive words, and more of
   them than of any other choice's; a clause with a negation before those words ("the man should not
   minimize the use of fossil fuels") states nothing, unless the choice itself says "not" there ("Tom is not
@@ -50,6 +52,10 @@ _NEGATION = re.compile(
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\s(?:but|however|whereas|while)\s", re.IGNORECASE)
 # A sentence, with the mark that ends it.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+(?:[.!?]+|\n|$)")
+# A capitalised word, and how long a choice's name must be for one misspelt letter to still name it (shorter
+# names one letter apart are often other words: "Iran" and "Iraq").
+_CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]{3,}")
+_NAME_LETTERS = 5
 # How much of a choice's distinctive words a clause must hold to state it: one of one, two of two or three,
 # three of four ("Burgers" is not "Burger King"; "Silicon Valley Bank" is "Silicon Valley Bank & Signature
 # Bank" when no other choice has those words).
@@ -154,6 +160,16 @@ class ChoiceContent:
             for part in choice.split(",")
             if (alias := set(content_words(part))) & self.distinctive[i]
         ]
+        # A name a model misspells by one letter ("The Daily Calder" for "The Daily Caller", "Hakeem Jeffriese")
+        # still names its entity: each choice's capitalised distinctive words of five letters or more, by stem
+        self.names = [
+            {
+                stem(word): word.lower()
+                for word in _WORD.findall(choice)
+                if word[:1].isupper() and len(word) >= _NAME_LETTERS and stem(word) in self.distinctive[i]
+            }
+            for i, choice in enumerate(choices)
+        ]
         self._all = set().union(*self.distinctive, *(alias for _, alias in self.aliases))
         self._choices = list(choices)
         self._stated: dict[str, int | None] = {}  # clause -> choice: a model in a loop repeats its clauses
@@ -164,7 +180,7 @@ class ChoiceContent:
         None when no choice has enough of its words in the clause, when two tie, or when a negation comes
         before them ("did not eat out").
         """
-        stems = {stem(word.group()) for word in _WORD.finditer(clause)}
+        stems = self._stems_with_names(clause)
         if not self._all.intersection(stems):
             return None
         best, best_coverage, tied = None, 0.0, False
@@ -185,6 +201,17 @@ class ChoiceContent:
         if negations and negations > _negations_before(self._choices[best], self.distinctive[best]):
             return None
         return best
+
+    def _stems_with_names(self, text: str) -> set[str]:
+        """The stems of ``text``'s words, and the stem of each choice's name that a capitalised word of
+        ``text`` misspells by one letter (one added, dropped or changed)."""
+        stems = {stem(word.group()) for word in _WORD.finditer(text)}
+        capitalised = {word.lower() for word in _CAPITALISED.findall(text)}
+        for names in self.names:
+            for name_stem, name in names.items():
+                if name_stem not in stems and any(_one_letter_apart(word, name) for word in capitalised):
+                    stems.add(name_stem)
+        return stems
 
     def covered(self, text: str) -> set[int]:
         """The indices of every choice whose distinctive words ``text`` holds enough of (not after a negation
@@ -216,6 +243,24 @@ class ChoiceContent:
                 if self._stated[clause] is not None:
                     stated.append(self._stated[clause])
         return stated
+
+
+def _one_letter_apart(word: str, name: str) -> bool:
+    """Whether ``word`` is ``name`` with one letter added, dropped or changed (a permutation of a name's
+    letters, as a scramble makes, never is).
+
+    >>> [_one_letter_apart(word, "caller") for word in ["calder", "callers", "caler", "caller", "clealr"]]
+    [True, True, True, False, False]
+    """
+    if word == name or abs(len(word) - len(name)) > 1:
+        return False
+    prefix = 0
+    while prefix < min(len(word), len(name)) and word[prefix] == name[prefix]:
+        prefix += 1
+    if len(word) == len(name):
+        return word[prefix + 1 :] == name[prefix + 1 :]
+    longer, shorter = (word, name) if len(word) > len(name) else (name, word)
+    return longer[prefix + 1 :] == shorter[prefix:]
 
 
 def _negations_before(text: str, distinctive: set[str]) -> int:
