@@ -38,12 +38,18 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   sub, DREAM original and sub). The reader was right on 172 (86%); its misses were then studied and rules
   changed (commit 5900c42), so it became a development sample. Its item ids read "final4-", and its key
   records the careful reader before issue 31 as dev3's does.
-- ``final``: disagreements of the reader of commit 5900c42, drawn after its rules were frozen and judged by
+- ``dev7``: 200 disagreements of the reader of commit 5900c42, drawn after its rules were frozen as the final
+  sample of round 5 and judged by two independent blind judges (who agree on 196), all SmolLM2: outputs
+  generated for it on questions no earlier run had answered in that config (RealtimeQA kfl and kf, DREAM kfl
+  and sub). The reader was right on 180 against judge A (90%); its misses were then studied and rules changed
+  (commit 547c092), so it became a development sample. Its item ids read "final5-", and its key records the
+  careful reader before issue 31 as dev3's does.
+- ``final``: disagreements of the reader of commit 547c092, drawn after its rules were frozen and judged by
   two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2:
-  outputs generated for it on questions no earlier run had answered in that config (RealtimeQA kfl and kf,
-  DREAM kfl and sub). The released outputs have no disagreement left that no earlier sample used (all 200
-  distinct ones are in dev1 to dev4). The figures the issue asks for are taken on it. Its key records the
-  careful reader of branch main before issue 31 as dev3's does.
+  outputs generated for it on questions no earlier run had answered in that config (RealtimeQA rs50 and kr2,
+  DREAM kf, rs20 and original). The released outputs have no disagreement left that no earlier sample used
+  (all 200 distinct ones are in dev1 to dev4). The figures the issue asks for are taken on it. Its item ids
+  read "final6-", and its key records the careful reader of branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -93,7 +99,7 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6")
+DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -142,7 +148,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (183, 185, 182)
+FINAL_NOW = (177, 178, 172)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -154,15 +160,15 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
 
 
 def test_the_careful_reader_in_the_code_on_the_final_sample():
-    """The reader in the code on the final sample. Its misses were studied after its figures at the draw
-    were recorded (commit cf399f5), and rules changed, so this is the figure of a studied sample, not a fresh
-    one."""
+    """The reader in the code on the final sample: no rule changed after it was drawn, so the reader in the
+    code reads every item as the reader it was drawn from did (the key's ``careful``)."""
     final = _with_now(SAMPLES["final"])
+    assert [item["now"] for item in final] == [item["careful"] for item in final]
     now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
 
 
-@pytest.mark.parametrize("name", ["dev5", "dev6", "final"])
+@pytest.mark.parametrize("name", ["dev5", "dev6", "dev7", "final"])
 def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges(name):
     """docs/readers_disagreements.md shows the tables by rule of the last three samples drawn as the final one,
     against judge A, judge B and on the items both agree on: before issue 31, at the draw and the reader in
@@ -181,9 +187,9 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the fresh final sample: the reader of 5900c42, frozen before the "
-    "draw, is right on 180 of 200 against judge A (90%), 182 against judge B, 179 of the 196 items both judges "
-    "agree on; before issue 31 it was right on 139 (docs/readers_disagreements.md)",
+    reason="issue 31's target is not met on the fresh final sample: the reader of 547c092, frozen before the "
+    "draw, is right on 177 of 200 against judge A (88.5%), 178 against judge B, 172 of the 189 items both "
+    "judges agree on; before issue 31 it was right on 122 (docs/readers_disagreements.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -201,13 +207,14 @@ AT_THE_DRAW = {
     "dev4": {"commit": "a5c6498", "agreed": 152, "at_draw": (144, 144, 143), "before": (130, 132, 130)},
     "dev5": {"commit": "1beb1fb", "agreed": 196, "at_draw": (182, 179, 179), "before": (161, 159, 159)},
     "dev6": {"commit": "05164a4", "agreed": 200, "at_draw": (172, 172, 172), "before": (118, 118, 118)},
-    "final": {"commit": "5900c42", "agreed": 196, "at_draw": (180, 182, 179), "before": (139, 143, 139)},
+    "dev7": {"commit": "5900c42", "agreed": 196, "at_draw": (180, 182, 179), "before": (139, 143, 139)},
+    "final": {"commit": "547c092", "agreed": 189, "at_draw": (177, 178, 172), "before": (122, 124, 121)},
 }
 
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3 to dev6 and the final sample were each drawn as the final sample; their figures at the draw stay."""
+    """dev3 to dev7 and the final sample were each drawn as the final sample; their figures at the draw stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
@@ -219,8 +226,9 @@ def test_the_careful_reader_on_the_development_samples():
     """The reader in the code, pinned on every development sample: dev1 98 of 100, dev2 71 of 75, dev3 188 of
     200 against judge A, 197 against judge B, 188 of the 191 items both agree on; dev4 148 of 154 against
     judge A, 150 against judge B, 148 of the 152 both agree on; dev5 194 of 200 against judge A, 192 against
-    judge B, 191 of the 196 both agree on; dev6 187 of 200 against either judge. On the six together, 886 of
-    929 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
+    judge B, 191 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 183 of 200 against judge
+    A, 185 against judge B, 182 of the 196 both agree on. On the seven together, 1,069 of 1,129 against their
+    first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
     read A, judge B none, as both judges of round 5 read that shape, and the reader since its study.) (dev3's judges split on
     an opening answer followed by a second one given with a third choice's words, "A) next to picnic
     table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
@@ -232,6 +240,7 @@ def test_the_careful_reader_on_the_development_samples():
         "dev4": (148, 150, 148),
         "dev5": (194, 192, 191),
         "dev6": (187, 187, 187),
+        "dev7": (183, 185, 182),
     }
     for name, figures in pinned.items():
         items = now[name]
@@ -240,7 +249,7 @@ def test_the_careful_reader_on_the_development_samples():
             _right(items, "now", "judged_b"),
             _right(_agreed(items), "now"),
         ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 886
+    assert sum(_right(items, "now") for items in now.values()) == 1069
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
