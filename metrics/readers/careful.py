@@ -41,7 +41,11 @@ _MARKDOWN = re.compile(r"\*+|`+|_{2,}|^[ \t]*#+[ \t]*|^[ \t]*>[ \t]*", re.MULTIL
 _LETTER_RANGE = re.compile(r"\b(?:among|from)\s+\(?[A-E]\)?\s*(?:through|to|-|\u2013)\s*\(?[A-E]\)?")
 
 # Where a model starts repeating the prompt (or writing the next question of a few-shot prompt).
-_ECHO = re.compile(r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|Context|Passage)\s*:")
+# A line that opens with a DREAM speaker's mark ("M: Good evening ...", "W: ...") copies the dialogue: M and W are
+# never choice letters.
+_ECHO = re.compile(
+    r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|Context|Passage)\s*:|(?:^|(?<=\n))[MW]:[ \t]"
+)
 
 # A letter standing alone: what may follow it so that it is the letter and not the article "A" of
 # "A map" or the initial of "D.C.".
@@ -380,6 +384,10 @@ def _without_answer_label(text: str, choices: _Choices) -> str:
     own = choices.tokens[0]
     if len(words) < _SENTENCE_WORDS or (own and words[: len(own)] == own) or choices.stated(after):
         return text
+    # "A: The woman returned the dress because it was not her liking." with A "... is not her liking.": the
+    # sentence speaks of A's content, partly, and of no other choice's, so the "A" is the letter it answers
+    if choices.content.partly(_sentence_rest(after)) == 0:
+        return text
     return after
 
 
@@ -458,6 +466,22 @@ def _sentence_rest(text: str) -> str:
     return text[: end.start()] if end else text[:_NEAR]
 
 
+def _holds_another_text(rest: str, letter: str, choices: _Choices) -> bool:
+    """Whether the sentence that ``rest`` begins holds another choice's whole text (two words or more) after
+    ``letter``'s: "The food they like and dislike is the taste of food." states two choices.
+
+    >>> _holds_another_text(" is the taste of food.", "C", _Choices(["The taste of food.", "The cost.", "The food."]))
+    True
+    """
+    words = _tokens(_sentence_rest(rest))
+    return any(
+        other != letter
+        and len(tokens) >= 2
+        and any(words[i : i + len(tokens)] == tokens for i in range(len(words) - len(tokens) + 1))
+        for other, tokens in zip(choices.valid, choices.tokens, strict=True)
+    )
+
+
 def _offers_another(rest: str, letter: str, choices: _Choices) -> bool:
     """Whether the sentence that goes on with ``rest`` offers an answer other than ``letter`` beside it."""
     rest = _sentence_rest(rest)
@@ -515,7 +539,7 @@ class CarefulReader:
 
     1. "empty": nothing but whitespace and markdown.
     2. Only what comes before the model starts repeating the prompt counts (a "Question:", "Choices:",
-       "Evidence:", "Dialogue:" ... marker): "B. Question: ..." reads B. If nothing before it answers:
+       "Evidence:", "Dialogue:" ... marker, or a DREAM speaker's "M:" or "W:" opening a line): "B. Question: ..." reads B. If nothing before it answers:
        "answer-after-echo" where the echo restates this very question (its "Choices:" are these choices)
        and then answers it; otherwise "prompt-echo" (a pure echo, or a new question the model made up).
        The prompt's "among A through D" never counts as naming letters.
@@ -527,10 +551,14 @@ class CarefulReader:
     4. "leading-letter": the output starts with a letter in any common quoting or bracketing ("(B)",
        "[B]", "(b)", "**B**", "B)", "B:", "B.", "'C'", "“B”: ...", "«A»", "\\boxed{B}", "Option B",
        "Answer: B", "A: (B)", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a
-       word is the article or a pronoun ("A map is ...", "I think ..."), not a letter. "cut-off-lead-in":
+       word is the article or a pronoun ("A map is ...", "I think ..."), not a letter. An "A:" before a
+       sentence is a question-and-answer label unless the sentence speaks of A's content and of no other
+       choice's ("A: The woman returned the dress because it was not her liking."). "cut-off-lead-in":
        the same after a fragment of a word ("s A.": the generation began mid-word).
     5. "choice-text": the output starts with a choice's text and goes on ("Ground beef, according to
-       ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie.
+       ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie. A
+       sentence that goes on to another choice's whole text offers both ("The food they like and dislike
+       is the taste of food.").
     6. "answer-is": the first statement that commits to an answer, anywhere ("the answer is (C)",
        "Answer: B", "the correct option is D", "I'd go with", "I think it's", "so (B).", "closest to (A)",
        "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form, a choice's
@@ -561,11 +589,13 @@ class CarefulReader:
     that after its letter states another choice's content again and again). One offered beside another in the same sentence
     ("(A) or (B)", "either A or C", "Red squirrels or pine martens", but not the choice's own words, as in
     "(C) Both A and B") is no commitment: the search goes on down the rules. One the output contradicts by
-    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle". A choice's
+    committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle". What an
+    output says after an answer it has given twice, and a scrambled echo after its answer, take nothing back. A choice's
     text given another letter ("Measles (D)" when Measles is A) is "letter-text-conflict" too, and so is a bare
     letter followed by another choice's content ("A\n\nA trend known as AI goggles ..." when AI goggles is D).
     A pair is mended only by a stated answer, not by content spoken of, and only when every pair names the
-    choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none); a bare
+    choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none), and a
+    sentence about the choice mends none ("C)Snapchat\n\nSnapchat is ..." with Snapchat D); a bare
     letter that repeats a pair's own letter mends nothing ("A) 2.4 million\n\nThe answer is A." with 2.4
     million C). A short first line that gives one choice's text, alone or in a comma-separated list, is an
     answer a letter for another choice contradicts ("Dusty, New York City\n\nThe answer is D." with New York
@@ -658,6 +688,10 @@ class CarefulReader:
             return reading
         if resolved.rule in ("choice-mention", "choice-paraphrase"):  # content merely spoken of mends no pair
             return reading
+        # nor does a sentence about the choice ("C)Snapchat\n\nSnapchat is a social media platform ..." with
+        # Snapchat D): its text opens the sentence, where a stated answer stands on a line of its own
+        if resolved.rule == "choice-text" and choices.exactly(rest.strip().split("\n")[0]) != resolved.value:
+            return reading
         # A pair that opens the output is its first answer, broken: a later answer mends it only when it is
         # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
         # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
@@ -727,7 +761,7 @@ class CarefulReader:
                 labelled = _LETTER_AFTER_TEXT.match(after)
                 if labelled and labelled.group(1) != letter:  # "The food they like is (B)." with that food C
                     return Reading(None, "letter-text-conflict")
-                if _offers_another(after, letter, choices):
+                if _offers_another(after, letter, choices) or _holds_another_text(after, letter, choices):
                     verdict.hedged = True
                     return None
                 return Reading(letter, "choice-text")
@@ -1033,6 +1067,7 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
         for label in _LETTER_LABELS.finditer(text)
         if _is_label(label, text, choices)
     ]
+    confirmed = 0  # commitments to this very letter, the first reading's own among them
     for named, end in places:
         after = text[end : end + 2 * _NEAR]
         if (named or "", after) in read:
@@ -1046,10 +1081,15 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
             return reading
         if reading is not None and reading.value is not None and reading.value != letter:
             return Reading(None, "cycle")
+        confirmed += reading is not None and reading.value == letter
     # what the output goes on to say, after the clause that gave the answer ("Cereal\n\nThe data shows that
-    # eggs decreased the most ... eggs ...")
+    # eggs decreased the most ... eggs ..."); an answer given twice ("C)Historically inaccurate costumes\n\nThe
+    # answer is C.") is not taken back by what is then said of other choices, nor is any answer by a scrambled
+    # echo of the evidence, which states nothing (the judges' fourth rule)
     first = _CLAUSE_END.search(text)
     after_answer = text[first.end() :] if first else ""
+    if confirmed >= 2 or _is_scrambled_echo(after_answer):
+        return None
     stated = [choices.valid[index] for index in choices.content.statements(after_answer)]
     others = {other for other in stated if other != letter}
     # a bare letter has no words of its own to weigh against the content that follows: once is enough

@@ -213,6 +213,23 @@ class ChoiceContent:
                     stems.add(name_stem)
         return stems
 
+    def partly(self, text: str) -> int | None:
+        """The index of the one choice some of whose distinctive words ``text`` holds (not after a negation the
+        choice lacks), when it holds none of any other choice's; else None.
+
+        >>> ChoiceContent(["Red coats.", "Blue hats.", "Green shoes."]).partly("They wore red ones.")
+        0
+        >>> ChoiceContent(["Red coats.", "Blue hats.", "Green shoes."]).partly("Red or blue.") is None
+        True
+        """
+        stems = self._stems_with_names(text)
+        held = [index for index, distinctive in enumerate(self.distinctive) if distinctive & stems]
+        if len(held) != 1:
+            return None
+        index = held[0]
+        negations = _negations_before(text, self.distinctive[index])
+        return None if negations > _negations_before(self._choices[index], self.distinctive[index]) else index
+
     def covered(self, text: str) -> set[int]:
         """The indices of every choice whose distinctive words ``text`` holds enough of (not after a negation
         the choice lacks), whichever holds the most: what a sentence speaks of, where :meth:`stated` picks one.
