@@ -44,12 +44,20 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   and sub). The reader was right on 180 against judge A (90%); its misses were then studied and rules changed
   (commit 547c092), so it became a development sample. Its item ids read "final5-", and its key records the
   careful reader before issue 31 as dev3's does.
-- ``final``: disagreements of the reader of commit 547c092, drawn after its rules were frozen and judged by
+- ``dev8``: 200 disagreements of the reader of commit 547c092, drawn after its rules were frozen as the final
+  sample of round 6 and judged by two independent blind judges (who agree on 189), all SmolLM2: outputs
+  generated for it on questions no earlier run had answered in that config (RealtimeQA rs50 and kr2, DREAM
+  kf, rs20 and original). Judge B's first reading, set aside because its verdicts for 17 items sat one line
+  early, is kept as ``dev8.verdicts-b-set-aside.jsonl``; ``dev8.verdicts-b.jsonl`` is a fresh judge B's.
+  The reader was right on 177 against judge A (88.5%); its misses were then studied and rules changed
+  (commit 0b0fba5), so it became a development sample. Its item ids read "final6-".
+- ``final``: disagreements of the reader of commit 0b0fba5, drawn after its rules were frozen and judged by
   two independent blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2:
-  outputs generated for it on questions no earlier run had answered in that config (RealtimeQA rs50 and kr2,
-  DREAM kf, rs20 and original). The released outputs have no disagreement left that no earlier sample used
-  (all 200 distinct ones are in dev1 to dev4). The figures the issue asks for are taken on it. Its item ids
-  read "final6-", and its key records the careful reader of branch main before issue 31 as dev3's does.
+  outputs generated for it on questions no earlier run had answered in that config (DREAM original past its
+  first 400 questions and kf past 400, RealtimeQA klkr1, kr2 and kfkr1). The released outputs have no
+  disagreement left that no earlier sample used (all 200 distinct ones are in dev1 to dev4). The figures the
+  issue asks for are taken on it. Its item ids read "final7-", and its key records the careful reader of
+  branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -99,7 +107,7 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -148,7 +156,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (182, 183, 177)
+FINAL_NOW = (180, 181, 180)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -160,15 +168,15 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
 
 
 def test_the_careful_reader_in_the_code_on_the_final_sample():
-    """The reader in the code on the final sample. Its misses were studied after its figures at the draw
-    were recorded (commit adfdc82), and rules changed, so this is the figure of a studied sample, not a fresh
-    one."""
+    """The reader in the code on the final sample: no rule changed after it was drawn, so the reader in the
+    code reads every item as the reader it was drawn from did (the key's ``careful``)."""
     final = _with_now(SAMPLES["final"])
+    assert [item["now"] for item in final] == [item["careful"] for item in final]
     now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
 
 
-@pytest.mark.parametrize("name", ["dev5", "dev6", "dev7", "final"])
+@pytest.mark.parametrize("name", ["dev5", "dev6", "dev7", "dev8", "final"])
 def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges(name):
     """docs/readers_disagreements.md shows the tables by rule of the last three samples drawn as the final one,
     against judge A, judge B and on the items both agree on: before issue 31, at the draw and the reader in
@@ -187,9 +195,9 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the fresh final sample: the reader of 547c092, frozen before the "
-    "draw, is right on 177 of 200 against judge A (88.5%), 178 against judge B, 172 of the 189 items both "
-    "judges agree on; before issue 31 it was right on 122 (docs/readers_disagreements.md)",
+    reason="issue 31's target is not met on the fresh final sample: the reader of 0b0fba5, frozen before the "
+    "draw, is right on 180 of 200 against judge A (90%), 181 against judge B, 180 of the 199 items both "
+    "judges agree on; before issue 31 it was right on 124 (docs/readers_disagreements.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -208,13 +216,14 @@ AT_THE_DRAW = {
     "dev5": {"commit": "1beb1fb", "agreed": 196, "at_draw": (182, 179, 179), "before": (161, 159, 159)},
     "dev6": {"commit": "05164a4", "agreed": 200, "at_draw": (172, 172, 172), "before": (118, 118, 118)},
     "dev7": {"commit": "5900c42", "agreed": 196, "at_draw": (180, 182, 179), "before": (139, 143, 139)},
-    "final": {"commit": "547c092", "agreed": 189, "at_draw": (177, 178, 172), "before": (122, 124, 121)},
+    "dev8": {"commit": "547c092", "agreed": 189, "at_draw": (177, 178, 172), "before": (122, 124, 121)},
+    "final": {"commit": "0b0fba5", "agreed": 199, "at_draw": (180, 181, 180), "before": (124, 125, 124)},
 }
 
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3 to dev7 and the final sample were each drawn as the final sample; their figures at the draw stay."""
+    """dev3 to dev8 and the final sample were each drawn as the final sample; their figures at the draw stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
@@ -227,8 +236,8 @@ def test_the_careful_reader_on_the_development_samples():
     200 against judge A, 196 against judge B, 187 of the 191 items both agree on; dev4 148 of 154 against
     judge A, 150 against judge B, 148 of the 152 both agree on; dev5 195 of 200 against judge A, 193 against
     judge B, 192 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 183 of 200 against judge
-    A, 185 against judge B, 182 of the 196 both agree on. On the seven together, 1,070 of 1,129 against their
-    first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
+    A, 185 against judge B, 182 of the 196 both agree on; dev8 182 of 200 against judge A, 183 against judge B,
+    177 of the 189 both agree on. On the eight together, 1,252 of 1,329 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
     read A, judge B none, as both judges of round 5 read that shape, and the reader since its study.) (dev3's judges split on
     an opening answer followed by a second one given with a third choice's words, "A) next to picnic
     table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
@@ -241,6 +250,7 @@ def test_the_careful_reader_on_the_development_samples():
         "dev5": (195, 193, 192),
         "dev6": (187, 187, 187),
         "dev7": (183, 185, 182),
+        "dev8": (182, 183, 177),
     }
     for name, figures in pinned.items():
         items = now[name]
@@ -249,7 +259,7 @@ def test_the_careful_reader_on_the_development_samples():
             _right(items, "now", "judged_b"),
             _right(_agreed(items), "now"),
         ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 1070
+    assert sum(_right(items, "now") for items in now.values()) == 1252
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
