@@ -603,8 +603,8 @@ class CarefulReader:
     choice the rest commits to ("A\n\nThe answer is (B) Ground beef." with Ground beef C reads none), and a
     sentence about the choice mends none ("C)Snapchat\n\nSnapchat is ..." with Snapchat D); a bare
     letter that repeats a pair's own letter mends nothing ("A) 2.4 million\n\nThe answer is A." with 2.4
-    million C). A short first line that gives one choice's text, alone or in a comma-separated list, is an
-    answer a letter for another choice contradicts ("Dusty, New York City\n\nThe answer is D." with New York
+    million C). A short first line that gives one choice's text, alone or in a list separated by commas or
+    colons, is an answer a letter for another choice contradicts ("Dusty, New York City\n\nThe answer is D." with New York
     City C reads none).
 
     AQuA (chain of thought): rule 2's cut, then "answer-is": the answer of the last statement that states
