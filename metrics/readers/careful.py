@@ -470,6 +470,37 @@ def _sentence_rest(text: str) -> str:
     return text[: end.start()] if end else text[:_NEAR]
 
 
+def _mends(resolved: Reading, rest: str, pairs: list[_Pair], choices: _Choices) -> bool:
+    """Whether ``resolved``, the reading of ``rest`` (the output without its mismatched ``pairs``), mends them:
+    a later answer that commits to exactly one choice, stated and not merely spoken of, one of a pair's two.
+
+    >>> choices = _Choices(["Denver", "Baltimore", "Boston"])
+    >>> pairs = [_Pair(0, 10, "A", "B")]
+    >>> _mends(Reading("B", "answer-is"), "\\n\\nThe answer is (B) Baltimore.", pairs, choices)
+    True
+    >>> _mends(Reading("C", "answer-is"), "\\n\\nThe answer is (C) Boston.", pairs, choices)
+    False
+    """
+    stated = {choices.valid[index] for index in choices.content.statements(rest)}
+    if resolved.value is None or stated - {resolved.value}:  # the rest states another choice too
+        return False
+    if resolved.rule in ("choice-mention", "choice-paraphrase"):  # content merely spoken of mends no pair
+        return False
+    # nor does a sentence about the choice ("C)Snapchat\n\nSnapchat is a social media platform ..." with
+    # Snapchat D): its text opens the sentence, where a stated answer stands on a line of its own
+    if resolved.rule == "choice-text" and choices.exactly(rest.strip().split("\n")[0]) != resolved.value:
+        return False
+    # A pair that opens the output is its first answer, broken: a later answer mends it only when it is
+    # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
+    # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
+    # and so does "A. Starship\n\nThe rocket's name is Starship." with Starship B).
+    if any(resolved.value not in (pair.letter, pair.words) for pair in pairs):
+        return False
+    # A bare letter that repeats a pair's own letter restates the broken pair; it does not mend it ("A)
+    # 2.4 million\n\nThe answer is A." with 2.4 million C reads none; "... is (A) 30%" with 30% A reads A).
+    return not (resolved.value not in stated and any(resolved.value == pair.letter for pair in pairs))
+
+
 def _holds_another_text(rest: str, letter: str, choices: _Choices) -> bool:
     """Whether the sentence that ``rest`` begins holds another choice's whole text (two words or more) after
     ``letter``'s: "The food they like and dislike is the taste of food." states two choices.
@@ -479,9 +510,7 @@ def _holds_another_text(rest: str, letter: str, choices: _Choices) -> bool:
     """
     words = _tokens(_sentence_rest(rest))
     return any(
-        other != letter
-        and len(tokens) >= 2
-        and any(words[i : i + len(tokens)] == tokens for i in range(len(words) - len(tokens) + 1))
+        other != letter and len(tokens) >= 2 and _undenied(words, tokens)
         for other, tokens in zip(choices.valid, choices.tokens, strict=True)
     )
 
@@ -689,24 +718,7 @@ class CarefulReader:
         if not pairs:
             return reading
         resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
-        stated = {choices.valid[index] for index in choices.content.statements(rest)}
-        if resolved.value is None or stated - {resolved.value}:  # the rest states another choice too
-            return reading
-        if resolved.rule in ("choice-mention", "choice-paraphrase"):  # content merely spoken of mends no pair
-            return reading
-        # nor does a sentence about the choice ("C)Snapchat\n\nSnapchat is a social media platform ..." with
-        # Snapchat D): its text opens the sentence, where a stated answer stands on a line of its own
-        if resolved.rule == "choice-text" and choices.exactly(rest.strip().split("\n")[0]) != resolved.value:
-            return reading
-        # A pair that opens the output is its first answer, broken: a later answer mends it only when it is
-        # stated (not merely spoken of) and is one of the pair's two choices ("A: After 6:00 p.m.\n\nThe
-        # answer is (B)." reads B when B is After 6; "A) 15%\n\nThe answer is (D) 3%." with 15% B reads none,
-        # and so does "A. Starship\n\nThe rocket's name is Starship." with Starship B).
-        if any(resolved.value not in (pair.letter, pair.words) for pair in pairs):
-            return reading
-        # A bare letter that repeats a pair's own letter restates the broken pair; it does not mend it ("A)
-        # 2.4 million\n\nThe answer is A." with 2.4 million C reads none; "... is (A) 30%" with 30% A reads A).
-        if resolved.value not in stated and any(resolved.value == pair.letter for pair in pairs):
+        if not _mends(resolved, rest, pairs, choices):
             return reading
         return Reading(resolved.value, "letter-text-conflict-resolved")
 

@@ -238,7 +238,7 @@ class ChoiceContent:
         ...     "The neighbours play loud music and never clean the yard.")
         {0, 1}
         """
-        stems = {stem(word.group()) for word in _WORD.finditer(text)}
+        stems = self._stems_with_names(text)
         return {
             index
             for index, distinctive in enumerate(self.distinctive)
