@@ -82,7 +82,9 @@ _FILLER = re.compile(
 _CUT_OFF_LEAD_IN = re.compile(r"(?!(?:no|not|nor|or|and|but|if)\b)[a-z]{1,3}[:,]?\s+")
 # Statements that commit to an answer: "the answer is", "Answer:", "I'd go with", "I think it's".
 _ANSWER_STATEMENT = re.compile(
-    r"\b(?:answer|option|choice)(?:\s+(?:choice|option|letter))?\s*(?:is\b|would\s+be|should\s+be|must\s+be"
+    # "The answer is based on the dialogue ...", "... is found in the passage" say where the answer comes from
+    r"\b(?:answer|option|choice)(?:\s+(?:choice|option|letter))?\s*(?:is\b(?!\s+(?:based|found|derived)\s+(?:on|in|from)\b)"
+    r"|would\s+be|should\s+be|must\s+be"
     r"|will\s+be|=)"
     # "Answer:", "Answer choice:", "Correct option:"; a bare "option:" introduces a list, not an answer
     r"|\banswer(?:\s+(?:choice|option|letter))?\s*:|\b(?:correct|final|best|right)\s+(?:option|choice)\s*:"
@@ -598,7 +600,8 @@ class CarefulReader:
        "which is choice (B)", "the only choice that fits is (A)"), followed by a letter form, a choice's
        text or a short clause that states one choice's content ("the answer is Disneys."). Not
        statements: "Let's check each option:" (goes through the choices), a question ("Could the answer
-       be (B)?") and a hypothesis ("If x were 4, the answer would be (B).").
+       be (B)?"), a hypothesis ("If x were 4, the answer would be (B).") and a source ("The answer is based
+       on the dialogue ...").
     7. "named-letter": the only letter named unmistakably ("(A)", "[A]", "'A'", "Option A", "A is
        correct", or a letter opening a line of its own); letters ruled out ("not (B)", "(B) is wrong")
        do not count. Two or more: "ambiguous".

@@ -162,7 +162,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (176, 175, 175)
+FINAL_NOW = (177, 176, 176)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -174,8 +174,9 @@ def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
 
 
 def test_the_careful_reader_in_the_code_on_the_final_sample():
-    """The reader in the code on the final sample. No rule has changed since the sample was drawn, so this is
-    still the fresh figure at the draw."""
+    """The reader in the code on the final sample. Its misses were studied after its figures at the draw
+    were recorded (commit 6dcacfd), and one rule changed, so this is the figure of a studied sample, not a
+    fresh one."""
     final = _with_now(SAMPLES["final"])
     now = (_right(final, "now"), _right(final, "now", "judged_b"), _right(_agreed(final), "now"))
     assert now == FINAL_NOW
