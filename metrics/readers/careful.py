@@ -504,11 +504,13 @@ def _mends(resolved: Reading, rest: str, pairs: list[_Pair], choices: _Choices) 
 
 
 def _holds_another_text(rest: str, letter: str, choices: _Choices) -> bool:
-    """Whether the sentence that ``rest`` begins holds another choice's whole text (two words or more) after
-    ``letter``'s: "The food they like and dislike is the taste of food." states two choices.
+    """Whether the sentence that ``rest`` begins holds another choice's whole text (two words or more, not
+    negated) after ``letter``'s: "The food they like and dislike is the taste of food." states two choices.
 
     >>> _holds_another_text(" is the taste of food.", "C", _Choices(["The taste of food.", "The cost.", "The food."]))
     True
+    >>> _holds_another_text(" is not the taste of food.", "C", _Choices(["The taste of food.", "The cost.", "The food."]))
+    False
     """
     words = _tokens(_sentence_rest(rest))
     return any(
