@@ -719,9 +719,9 @@ class CarefulReader:
         # to, if it commits to exactly one choice, is the answer ("Baltimore\n\nThe answer is (B) Baltimore"
         # with Baltimore C reads C).
         pairs = _mismatched_pairs(text, choices)
-        rest = _cut(text, [(pair.start, pair.end) for pair in pairs])
         if not pairs:
             return reading
+        rest = _cut(text, [(pair.start, pair.end) for pair in pairs])
         resolved = self._read_by_rules(_LEADING_SYMBOLS.sub("", rest.strip()), choices, recited)
         if not _mends(resolved, rest, pairs, choices):
             return reading
