@@ -63,13 +63,19 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   rs50, RealtimeQA kfkr1 past its first 81). The reader was right on 176 against judge A (88%); its misses
   were then studied and one rule changed (commit 00d27a1), so it became a development sample. Its item ids
   read "final8-".
-- ``final``: disagreements of the reader of commit f6c2f69 (the rules of 00d27a1), drawn after its rules
-  were frozen and judged by two independent blind judges (A: ``final.verdicts.jsonl``, B:
-  ``final.verdicts-b.jsonl``), all SmolLM2: outputs no run had produced before round 9 began (DREAM kf past
-  its first 527 questions, klkr1, and rs50 past its first 105). The released outputs have no disagreement
-  left that no earlier sample used (all 200 distinct ones are in dev1 to dev4). The figures the issue asks
-  for are taken on it. Its item ids read "final9-", and its key records the careful reader of branch main
-  before issue 31 as dev3's does.
+- ``dev11``: 200 disagreements of the reader of commit f6c2f69 (the rules of 00d27a1), drawn after its rules
+  were frozen as the final sample of round 9 and judged by two independent blind judges (who agree on 195),
+  all SmolLM2: outputs no run had produced before round 9 began (DREAM kf past its first 527 questions,
+  klkr1, and rs50 past its first 105). The reader was right on 187 against judge A (93.5%); its misses were
+  studied, and the two changes tried were left out, so the reader reads it as at the draw. Its item ids read
+  "final9-".
+- ``final``: disagreements of the reader of commit 4c52139 (the same rules as f6c2f69: round 9's study
+  changed none), drawn after its rules were frozen and judged by two independent blind judges (A:
+  ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2: outputs no run had produced before
+  round 10 began (DREAM klkr1 past its first 176 questions, rs50 past its first 523, and sub past its first
+  168). The released outputs have no disagreement left that no earlier sample used (all 200 distinct ones
+  are in dev1 to dev4). The figures the issue asks for are taken on it. Its item ids read "final10-", and its
+  key records the careful reader of branch main before issue 31 as dev3's does.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -119,7 +125,7 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10")
+DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11")
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -168,7 +174,7 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 FINAL_SIZE = 200
 # the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (187, 182, 182)
+FINAL_NOW = (167, 166, 166)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -199,7 +205,8 @@ AT_THE_DRAW = {
     "dev8": {"commit": "547c092", "agreed": 189, "at_draw": (177, 178, 172), "before": (122, 124, 121)},
     "dev9": {"commit": "0b0fba5", "agreed": 199, "at_draw": (180, 181, 180), "before": (124, 125, 124)},
     "dev10": {"commit": "3fc9cfc", "agreed": 199, "at_draw": (176, 175, 175), "before": (115, 114, 114)},
-    "final": {"commit": "f6c2f69", "agreed": 195, "at_draw": (187, 182, 182), "before": (106, 107, 104)},
+    "dev11": {"commit": "f6c2f69", "agreed": 195, "at_draw": (187, 182, 182), "before": (106, 107, 104)},
+    "final": {"commit": "4c52139", "agreed": 199, "at_draw": (167, 166, 166), "before": (96, 96, 96)},
 }
 
 
@@ -222,9 +229,9 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the fresh final sample: the reader of f6c2f69, frozen before the "
-    "draw, is right on 187 of 200 against judge A (93.5%), 182 against judge B, 182 of the 195 items both "
-    "judges agree on; before issue 31 it was right on 106 (docs/readers_disagreements.md)",
+    reason="issue 31's target is not met on the fresh final sample: the reader of 4c52139, frozen before the "
+    "draw, is right on 167 of 200 against judge A (83.5%), 166 against judge B, 166 of the 199 items both "
+    "judges agree on; before issue 31 it was right on 96 (docs/readers_disagreements.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -236,7 +243,7 @@ def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_fin
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3 to dev10 and the final sample were each drawn as the final sample; their figures at the draw stay."""
+    """dev3 to dev11 and the final sample were each drawn as the final sample; their figures at the draw stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
@@ -251,8 +258,9 @@ def test_the_careful_reader_on_the_development_samples():
     judge B, 192 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 182 of 200 against judge
     A, 184 against judge B, 181 of the 196 both agree on; dev8 182 of 200 against judge A, 183 against judge B,
     177 of the 189 both agree on; dev9 185 of 200 against judge A, 186 against judge B, 185 of the 199 both
-    agree on; dev10 177 of 200 against judge A, 176 against judge B, 176 of the 199 both agree on. On the ten
-    together, 1,613 of 1,729 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
+    agree on; dev10 177 of 200 against judge A, 176 against judge B, 176 of the 199 both agree on; dev11 187 of 200
+    against judge A, 182 against judge B, 182 of the 195 both agree on. On the eleven together, 1,800 of
+    1,929 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
     read A, judge B none, as both judges of round 5 read that shape, and the reader since its study.) (dev3's judges split on
     an opening answer followed by a second one given with a third choice's words, "A) next to picnic
     table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
@@ -268,6 +276,7 @@ def test_the_careful_reader_on_the_development_samples():
         "dev8": (182, 183, 177),
         "dev9": (185, 186, 185),
         "dev10": (177, 176, 176),
+        "dev11": (187, 182, 182),
     }
     for name, figures in pinned.items():
         items = now[name]
@@ -276,7 +285,7 @@ def test_the_careful_reader_on_the_development_samples():
             _right(items, "now", "judged_b"),
             _right(_agreed(items), "now"),
         ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 1613
+    assert sum(_right(items, "now") for items in now.values()) == 1800
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
