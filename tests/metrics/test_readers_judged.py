@@ -247,7 +247,8 @@ def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_fin
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3 to dev11 and the final sample were each drawn as the final sample; their figures at the draw stay."""
+    """dev3 to dev11 and the final sample were each drawn as the final sample; their figures at the draw
+    stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
@@ -256,19 +257,15 @@ def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
 
 
 def test_the_careful_reader_on_the_development_samples():
-    """The reader in the code, pinned on every development sample: dev1 98 of 100, dev2 72 of 75, dev3 187 of
-    200 against judge A, 196 against judge B, 187 of the 191 items both agree on; dev4 148 of 154 against
-    judge A, 150 against judge B, 148 of the 152 both agree on; dev5 195 of 200 against judge A, 193 against
-    judge B, 192 of the 196 both agree on; dev6 187 of 200 against either judge; dev7 182 of 200 against judge
-    A, 184 against judge B, 181 of the 196 both agree on; dev8 182 of 200 against judge A, 183 against judge B,
-    177 of the 189 both agree on; dev9 185 of 200 against judge A, 186 against judge B, 185 of the 199 both
-    agree on; dev10 177 of 200 against judge A, 176 against judge B, 176 of the 199 both agree on; dev11 187 of 200
-    against judge A, 182 against judge B, 182 of the 195 both agree on. On the eleven together, 1,800 of
-    1,929 against their first judge. (dev4's judges split on "A) 12%\n\nThe answer is A." with 12% B: judge A
-    read A, judge B none, as both judges of round 5 read that shape, and the reader since its study.) (dev3's judges split on
-    an opening answer followed by a second one given with a third choice's words, "A) next to picnic
-    table\n\nThe answer is (B) under the picnic table.": judge A read A, judge B none; the judges of the
-    final sample read that shape as none, as the reader does since round 4's study.)"""
+    """The reader in the code, pinned on every development sample (right vs judge A, vs judge B, on the items
+    both judges agree on; dev1 and dev2 had one judge), and on the eleven together against their first judge.
+
+    Where a sample's two judges split on a shape, the reader follows the reading later judges gave it: dev4's
+    on "A) 12%\n\nThe answer is A." with 12% B (judge A read A, judge B none; both judges of round 5 read A,
+    as the reader does since that study); dev3's on an opening answer followed by a second one given with a
+    third choice's words, "A) next to picnic table\n\nThe answer is (B) under the picnic table." (judge A read
+    A, judge B none; a later final sample's judges read that shape as none, as the reader does since round 4's
+    study)."""
     now = {name: _with_now(SAMPLES[name]) for name in DEVELOPMENT}
     assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (98, 72)
     pinned = {
