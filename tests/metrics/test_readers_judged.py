@@ -376,3 +376,59 @@ def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_anoth
         f"(judge B: {total_b['letter']} and {total_b['label']})"
     )
     assert in_prose in " ".join(rulebook.split()), in_prose
+
+
+JUDGE_ORDER = Path(__file__).parent / "fixtures" / "judge_order"
+ORDER_PACKETS = ("tagfirst-1", "tagfirst-2", "conflictfirst-1", "conflictfirst-2")
+
+
+def _order_packet(name: str) -> list[dict]:
+    """One packet of the packet-order check, in its order: what the judge saw, with its verdict and the judged
+    sample's item (``item``) each line stands for."""
+    packet = _lines(JUDGE_ORDER / f"{name}.packet.jsonl")
+    verdicts = _lines(JUDGE_ORDER / f"{name}.verdicts.jsonl")
+    keys = _lines(JUDGE_ORDER / f"{name}.key.jsonl")
+    assert (
+        [line["id"] for line in packet] == [line["id"] for line in verdicts] == [line["id"] for line in keys]
+    )
+    items = {item["id"]: item for sample in ("dev11", "final") for item in SAMPLES[sample]}
+    rows = []
+    for seen, verdict, key in zip(packet, verdicts, keys):
+        item = items[key["item"]]
+        assert (seen["question"], seen["choices"], seen["output"]) == (
+            item["question"],
+            item["choices"],
+            item["output"],
+        )
+        rows.append({"item": item, "letter": verdict["letter"]})
+    return rows
+
+
+def test_the_rulebook_gives_the_packet_order_check():
+    """The same 60 items of dev11 and the final sample (45 of the contested one-line "A:" shape), judged blind
+    in four packets: two opening with "A: The answer is (B).", two opening with the shape itself and ending
+    with that answer tag. docs/readers_disagreements.md gives how each packet's judge read the shape."""
+    rulebook = RULEBOOK.read_text(encoding="utf-8")
+    packets = {name: _order_packet(name) for name in ORDER_PACKETS}
+    others = [
+        row["letter"] == row["item"]["judged"]
+        for rows in packets.values()
+        for row in rows
+        if not row["item"]["output"].strip().startswith("A")
+    ]
+    assert f"read them, {sum(others)} times of {len(others)}." in " ".join(rulebook.split())
+    item_sets = {name: sorted(row["item"]["id"] for row in rows) for name, rows in packets.items()}
+    assert len({tuple(ids) for ids in item_sets.values()}) == 1, "the four packets hold other items"
+    for name, rows in packets.items():
+        tag = [row for row in rows if row["item"]["output"].strip() == "A: The answer is (B)."]
+        assert len(tag) == 1
+        shape = [row for row in rows if _is_one_line_letter_against_content(row["item"])]
+        assert len(rows) == 60 and len(shape) == 45
+        if name.startswith("tagfirst"):
+            assert rows[0] is tag[0]
+        else:
+            assert _is_one_line_letter_against_content(rows[0]["item"]) and rows[-1] is tag[0]
+        readings = Counter(_reading_of_the_shape(row["letter"]) for row in shape)
+        tag_reading = tag[0]["letter"] or "none"
+        row = f"| `{name}` | {len(shape)} | {readings['letter']} | {readings['label']} | {tag_reading} |"
+        assert row in rulebook, row
