@@ -129,8 +129,13 @@ DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
+def _reading(item: dict, reader):
+    """What ``reader`` reads in the item's output: its ``value`` (a letter or None) and the ``rule``."""
+    return reader.read_choice(item["output"], list(item["choices"].values()), dataset=item["dataset"])
+
+
 def _read(item: dict, reader) -> str | None:
-    return reader.read_choice(item["output"], list(item["choices"].values()), dataset=item["dataset"]).value
+    return _reading(item, reader).value
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -221,9 +226,7 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
     in the code. (dev3's and dev4's, against judge A only, are checked below.)"""
     final = _with_now(SAMPLES[name])
     for item in final:
-        item["rule_now"] = careful.read_choice(
-            item["output"], list(item["choices"].values()), dataset=item["dataset"]
-        ).rule
+        item["rule_now"] = _reading(item, careful).rule
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
         assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
@@ -314,9 +317,7 @@ def test_the_rulebook_gives_earlier_final_samples_tables_before_at_draw_and_now(
     code (by the rule it names now)."""
     items = _with_now(SAMPLES[name])
     for item in items:
-        item["rule_now"] = careful.read_choice(
-            item["output"], list(item["choices"].values()), dataset=item["dataset"]
-        ).rule
+        item["rule_now"] = _reading(item, careful).rule
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     assert table_by_rule(items, "careful_before", "rule_before") in rulebook
     assert table_by_rule(items, "careful", "rule") in rulebook
@@ -332,7 +333,8 @@ def test_the_careful_reader_is_right_more_often_than_before_on_the_first_develop
     assert after > before
 
 
-ROUND_OF = {"dev3": 1, "dev6": 4, "dev7": 5, "dev8": 6, "dev9": 7, "dev10": 8, "dev11": 9, "final": 10}
+# the round each sample was drawn in as the final one: AT_THE_DRAW lists them in order, from round 1
+ROUND_OF = {name: round_number for round_number, name in enumerate(AT_THE_DRAW, start=1)}
 
 
 def _is_one_line_letter_against_content(item: dict) -> bool:
@@ -340,8 +342,7 @@ def _is_one_line_letter_against_content(item: dict) -> bool:
     output = item["output"].strip()
     if not output.startswith("A:") or "\n" in output:
         return False
-    reading = careful.read_choice(item["output"], list(item["choices"].values()), dataset=item["dataset"])
-    return reading.rule == "letter-text-conflict"
+    return _reading(item, careful).rule == "letter-text-conflict"
 
 
 def _reading_of_the_shape(letter: str | None) -> str:
@@ -364,11 +365,11 @@ def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_anoth
         label = f"{name} (round {ROUND_OF[name]})" if name in ROUND_OF else name
         row = f"| {label} | {len(shape)} | {judge_a['letter']} | {judge_a['label']} | {judge_a['A']} |"
         assert row in rulebook, row
+        judge_b = judge_a
         if (JUDGED / f"{name}.verdicts-b.jsonl").exists():
             judge_b = Counter(_reading_of_the_shape(item["judged_b"]) for item in shape)
-            expected_b = Counter(letter=9, label=2, A=1) if name == "dev8" else judge_a
-            assert judge_b == expected_b, name
-        total_b += judge_b if (JUDGED / f"{name}.verdicts-b.jsonl").exists() else judge_a
+            assert judge_b == (Counter(letter=9, label=2, A=1) if name == "dev8" else judge_a), name
+        total_b += judge_b
     total_row = f"| **all** | {total.total()} | {total['letter']} | {total['label']} | {total['A']} |"
     assert total_row in rulebook
     in_prose = (
@@ -380,6 +381,8 @@ def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_anoth
 
 JUDGE_ORDER = Path(__file__).parent / "fixtures" / "judge_order"
 ORDER_PACKETS = ("tagfirst-1", "tagfirst-2", "conflictfirst-1", "conflictfirst-2")
+# the packets' items come from the two samples drawn last
+ORDER_CHECK_ITEMS = {item["id"]: item for sample in ("dev11", "final") for item in SAMPLES[sample]}
 
 
 def _order_packet(name: str) -> list[dict]:
@@ -391,10 +394,9 @@ def _order_packet(name: str) -> list[dict]:
     assert (
         [line["id"] for line in packet] == [line["id"] for line in verdicts] == [line["id"] for line in keys]
     )
-    items = {item["id"]: item for sample in ("dev11", "final") for item in SAMPLES[sample]}
     rows = []
     for seen, verdict, key in zip(packet, verdicts, keys):
-        item = items[key["item"]]
+        item = ORDER_CHECK_ITEMS[key["item"]]
         assert (seen["question"], seen["choices"], seen["output"]) == (
             item["question"],
             item["choices"],
