@@ -21,6 +21,7 @@ Each server is a subprocess; a fixture waits until it answers and kills it (and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -74,6 +75,71 @@ def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+
+
+#: Fixtures that start a real server or browser, or load a model: a test that uses one (directly or through
+#: another fixture) is in the slow lane, whatever its own marks say, so ``pytest -m "not slow"`` never waits
+#: for one. Tests that start such a thing themselves (a subprocess ``scrambled-bench run``, an external harness)
+#: carry ``@pytest.mark.slow`` by hand; :func:`_fast_lane_loads_no_model` catches an in-process model load.
+SLOW_FIXTURES = frozenset(
+    {
+        "llama_server",
+        "own_llama_server",
+        "tgi_schema_server",
+        "recording_proxy",
+        "fault_proxy",
+        "fixed_delay_server",
+        "chromium_browser",
+        "smollm2_gguf",  # the model file: its weights, or its vocabulary through llama.cpp or transformers
+        "smollm2",  # tests/probing/conftest.py: SmolLM2 loaded into transformers
+        "embedded_run",  # tests/evaluate_cli/test_run_command.py: a run of the embedded model
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that starts a server or a browser (by its fixtures or its ``server`` mark)."""
+    for item in items:
+        if item.get_closest_marker("server") or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _fast_lane_loads_no_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test outside the slow lane that loads model weights fails, naming the fix (mark it ``slow``).
+
+    llama.cpp's ``Llama`` is guarded always (a tokenizer-only load, ``vocab_only=True``, is allowed: it reads
+    no weights); transformers' ``from_pretrained`` of a model is guarded where transformers' modelling code is
+    already imported (importing it only to guard it would cost every session seconds of torch import).
+    """
+    if request.node.get_closest_marker("slow") is not None:
+        return
+
+    def refuse(what: str) -> None:
+        pytest.fail(f"{request.node.nodeid} loads model weights ({what}) outside the slow lane: mark it slow")
+
+    try:
+        import llama_cpp
+    except ImportError:
+        llama_cpp = None
+    if llama_cpp is not None:
+        original_init = llama_cpp.Llama.__init__
+
+        def guarded_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            if not kwargs.get("vocab_only"):
+                # Llama.__del__ closes what __init__ would have opened: give it an empty stack to close
+                self._stack = contextlib.ExitStack()
+                refuse("llama_cpp.Llama")
+            original_init(self, *args, **kwargs)
+
+        monkeypatch.setattr(llama_cpp.Llama, "__init__", guarded_init)
+    modeling = sys.modules.get("transformers.modeling_utils")
+    if modeling is not None:
+
+        def guarded_from_pretrained(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            refuse(f"{cls.__name__}.from_pretrained")
+
+        monkeypatch.setattr(modeling.PreTrainedModel, "from_pretrained", classmethod(guarded_from_pretrained))
 
 
 SERVERS_DIR = Path(__file__).parent / "servers"
@@ -322,3 +388,19 @@ def fixed_delay_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run
 def closed_port_url() -> str:
     """``http://127.0.0.1:PORT`` where nothing listens (a port just freed)."""
     return f"http://127.0.0.1:{free_port()}"
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    """One headless Chromium for the session (``tests/chromium.py``'s ``Browser``); each page renders in a tab
+    of its own. None where no Chromium-family browser is installed: a test checks what it can without one, then
+    skips at its first page (``tests/chromium.py``'s ``require_browser``)."""
+    from chromium import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        yield None
+        return
+    browser = Browser(executable)
+    yield browser
+    browser.close()

@@ -144,6 +144,7 @@ def test_corrupt_line_in_run_folder_is_reported_and_the_rest_kept(embedded_run: 
     assert (copy / "samples.jsonl.corrupt").read_text() == "{broken json\n"
 
 
+@pytest.mark.slow
 def test_dry_run_counts_requests_and_tokens_and_sends_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "dry"
     code, out, err = _cli(
@@ -157,6 +158,7 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(tmp_path: Path) ->
     assert not (run_dir / "samples.jsonl").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["chat", "completion"])
 def test_dry_run_prompt_tokens_equal_what_the_run_then_reports(tmp_path: Path, mode: str) -> None:
     """The dry run counted the bare prompt text while chat requests carry the chat template too: the quick
@@ -175,6 +177,7 @@ def test_dry_run_prompt_tokens_equal_what_the_run_then_reports(tmp_path: Path, m
     assert counted == totals["prompt_tokens"]
 
 
+@pytest.mark.slow
 def test_context_too_long_is_a_counted_skip(tmp_path: Path) -> None:
     run_dir = tmp_path / "short"
     # the four AQuA chain-of-thought exemplars alone are ~500 tokens: they cannot fit a 256-token window
@@ -245,6 +248,7 @@ def test_bad_input_is_one_line_with_non_zero_exit(tmp_path: Path, extra: list[st
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_run_adds_the_configs_the_build_lacks(tmp_path: Path, source_mirror: Path) -> None:
     """`run --types kr2` on a build without kr2 builds it into that build, says so, and changes no file there."""
     import hashlib
@@ -267,6 +271,7 @@ def test_a_run_adds_the_configs_the_build_lacks(tmp_path: Path, source_mirror: P
     assert all(kept[name] == digest for name, digest in before.items())
 
 
+@pytest.mark.slow
 def test_a_build_that_cannot_grow_names_the_command_that_fixes_it(
     tmp_path: Path, source_mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -578,6 +583,7 @@ def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
     check()
 
 
+@pytest.mark.slow
 def test_runs_that_send_the_same_requests_share_their_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

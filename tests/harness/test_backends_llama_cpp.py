@@ -41,6 +41,7 @@ def test_default_model_is_the_packaged_gguf_with_a_fingerprint(smollm2_gguf: Pat
     assert fingerprint["llama_cpp_python"] == llama_cpp.__version__
 
 
+@pytest.mark.slow
 def test_concurrent_requests_equal_sequential_ones(tmp_path: Path) -> None:
     """Requests sent 4 at a time share one llama.cpp context (serialised by a lock) and give exactly the
     outputs they give one at a time, whatever ran before them."""
@@ -69,6 +70,7 @@ def test_concurrent_requests_equal_sequential_ones(tmp_path: Path) -> None:
     assert {record["finish_reason"] for record in together.values()} <= {"stop", "length"}
 
 
+@pytest.mark.slow
 def test_prompt_longer_than_the_window_is_a_context_error() -> None:
     async def go() -> None:
         backend = create_backend("llama-cpp", n_ctx=256)
@@ -103,9 +105,18 @@ def test_create_backend_rejects_bad_input_in_one_line(tmp_path: Path) -> None:
             "the llama-cpp backend needs a .gguf file",
         ),
         # options the backend would ignore: a server URL without --backend openai evaluated the embedded model
-        (dict(kind="llama-cpp", base_url="http://127.0.0.1:8000/v1"), "--base-url does not apply to the llama-cpp"),
-        (dict(kind="transformers", model="m", base_url="http://h:1"), "--base-url does not apply to the transformers"),
-        (dict(kind="openai", model="m", base_url="http://h:1/v1", provider="together"), "--provider applies to --backend hf"),
+        (
+            dict(kind="llama-cpp", base_url="http://127.0.0.1:8000/v1"),
+            "--base-url does not apply to the llama-cpp",
+        ),
+        (
+            dict(kind="transformers", model="m", base_url="http://h:1"),
+            "--base-url does not apply to the transformers",
+        ),
+        (
+            dict(kind="openai", model="m", base_url="http://h:1/v1", provider="together"),
+            "--provider applies to --backend hf",
+        ),
         (dict(kind="tgi", base_url="http://h:1", n_ctx=512), "--n-ctx applies to --backend llama-cpp"),
         (dict(kind="transformers", model="m", n_ctx=512), "--n-ctx applies to --backend llama-cpp"),
     ]
@@ -126,6 +137,7 @@ def test_base_urls_are_normalised_per_backend() -> None:
     assert create_backend("tgi", base_url="http://127.0.0.1:8080/v1").base_url == "http://127.0.0.1:8080"
 
 
+@pytest.mark.slow
 def test_a_file_that_is_not_a_model_is_a_one_line_error(tmp_path: Path) -> None:
     garbage = tmp_path / "broken.gguf"
     garbage.write_bytes(b"GGUF but not really a model" * 10)
@@ -143,11 +155,14 @@ def test_a_file_that_is_not_a_model_is_a_one_line_error(tmp_path: Path) -> None:
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_timeout_measures_a_generation_not_its_wait_behind_others(tmp_path: Path) -> None:
     """llama.cpp answers one request at a time: with --concurrency 16 the requests queued behind the others
     used to spend their timeout waiting and fail unsent. Each one's timeout now covers its own generation."""
     requests = [
-        GenerationRequest(f"Count from {n} to {n + 20}.", chat=True, settings=GenerationSettings(max_new_tokens=24))
+        GenerationRequest(
+            f"Count from {n} to {n + 20}.", chat=True, settings=GenerationSettings(max_new_tokens=24)
+        )
         for n in range(24)
     ]
 
@@ -172,6 +187,7 @@ def test_timeout_measures_a_generation_not_its_wait_behind_others(tmp_path: Path
     assert (stats.succeeded, stats.failed) == (len(requests), 0), (one, timeout)
 
 
+@pytest.mark.slow
 def test_timed_out_generations_never_outlive_the_model(tmp_path: Path) -> None:
     """Every attempt times out; the engine gives up and the backend closes. Closing used to free the model
     under a generation still running in its thread (a segfault); it now waits for it."""
