@@ -33,6 +33,9 @@ FLAGS = (
     "--remote-debugging-port=0",
 )
 START_TIMEOUT = 60.0
+CHROMIUM_MISSING = (
+    "headless Chromium not found: install Debian's package (apt-get install chromium), as .ci/run does"
+)
 
 
 def find_chromium() -> str | None:
@@ -120,7 +123,7 @@ async def _drive(port: str, path: str, page: Path, script: str, width: int, heig
             "Runtime.evaluate", {"expression": script, "returnByValue": True}, session=session
         )
         shot = await tools.send("Page.captureScreenshot", {"format": "png"}, session=session)
-        await tools.send("Browser.close")
+        await tools.send("Target.closeTarget", {"targetId": target})
         tools.reader.cancel()
     errors = []
     for event in tools.events:
@@ -148,28 +151,55 @@ async def _drive(port: str, path: str, page: Path, script: str, width: int, heig
     )
 
 
-def render(browser: str, page: Path, script: str, *, width: int = 1400, height: int = 1000) -> Rendered:
-    """Open ``page`` in headless ``browser``, run ``script`` (an expression) once it has loaded, and return
-    its value, a screenshot of the viewport, the console errors and the requests the page made."""
-    with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryFile() as log:
-        # this process only: started here, stopped here (Browser.close, then a kill if it lingers)
-        process = subprocess.Popen(
-            [browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"], stdout=log, stderr=log
+class Browser:
+    """One headless Chromium, started once and shared (the suite's ``chromium_browser`` session fixture): each
+    :meth:`render` opens a tab of its own, with its own viewport, and closes it, so pages do not see each other
+    and the browser's start (a second or more) is paid once per session, not once per page."""
+
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+        self._profile = tempfile.TemporaryDirectory()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- open for the browser's life; close() closes it
+        self.process = subprocess.Popen(
+            [executable, *FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
+            stdout=self._log,
+            stderr=self._log,
         )
         try:
-            port_file = Path(profile) / "DevToolsActivePort"
+            port_file = Path(self._profile.name) / "DevToolsActivePort"
             deadline = time.monotonic() + START_TIMEOUT
             while not (port_file.is_file() and len(port_file.read_text().splitlines()) >= 2):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read().decode(errors="replace")[-500:]
-                    raise RuntimeError(f"{browser} did not start (exit {process.poll()}): {tail}")
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self._log.seek(0)
+                    tail = self._log.read().decode(errors="replace")[-500:]
+                    raise RuntimeError(f"{executable} did not start (exit {self.process.poll()}): {tail}")
                 time.sleep(0.1)
-            port, path = port_file.read_text().splitlines()[:2]
-            return asyncio.run(_drive(port, path, page, script, width, height))
-        finally:
+            self.port, self.path = port_file.read_text().splitlines()[:2]
+        except BaseException:
+            self.close()
+            raise
+
+    def render(self, page: Path, script: str, *, width: int = 1400, height: int = 1000) -> Rendered:
+        """Open ``page`` in a new tab, run ``script`` (an expression) once it has loaded, and return its value,
+        a screenshot of the viewport, the console errors and the requests the page made."""
+        return asyncio.run(_drive(self.port, self.path, page, script, width, height))
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
             try:
-                process.wait(timeout=30)
+                self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        self._profile.cleanup()
+
+
+def require_browser(browser: Browser | None) -> Browser:
+    """``browser`` (the ``chromium_browser`` fixture's value), or a skip naming how to install one."""
+    import pytest
+
+    if browser is None:
+        pytest.skip(CHROMIUM_MISSING)
+    return browser

@@ -160,6 +160,7 @@ def test_only_the_chosen_fields_and_only_user_turns_change(
     assert sample.input == (turns if chat else question)  # the canonical sample is not changed
 
 
+@pytest.mark.slow  # runs Inspect
 def test_a_folder_with_the_bench_and_a_variant_of_a_bench_task_gives_both_sections(tmp_path: Path, capsys):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, get_model
@@ -276,7 +277,9 @@ def _wire_choices(prompt: str) -> list[str]:
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # five `inspect eval` runs, each some minutes on 2 busy cores
-def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, tmp_path: Path, capsys):
+def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(
+    recording_proxy, chromium_browser, tmp_path: Path, capsys
+):
     from inspect_ai.log import list_eval_logs, read_eval_log
     from variants_page import check_variants_report
 
@@ -382,4 +385,5 @@ def test_scrambled_variants_on_the_wire_in_the_logs_and_paired(recording_proxy, 
     check_variants_report(
         main, capsys, "inspect", logs, entry, tmp_path, model=f"openai-api/llama/{served}", title=harness.title,
         label=harness.metric_label,
+        browser=chromium_browser,
     )  # fmt: skip

@@ -50,7 +50,7 @@ def _details(folder: Path) -> dict[str, list[dict[str, Any]]]:
 @pytest.mark.server
 @pytest.mark.slow
 def test_scrambled_variants_run_by_lighteval_and_scored_in_pairs(
-    recording_proxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    recording_proxy, chromium_browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require("lighteval")
     require("litellm")
@@ -136,4 +136,5 @@ def test_scrambled_variants_run_by_lighteval_and_scored_in_pairs(
     check_variants_report(
         main, capsys, "lighteval", light_out, section, tmp_path, model=section["run"]["model"], title=harness.title,
         label=harness.metric_label,
+        browser=chromium_browser,
     )  # fmt: skip

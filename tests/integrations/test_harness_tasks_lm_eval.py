@@ -82,7 +82,7 @@ def _lm_eval(
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # three lm_eval invocations (each indexes lm-eval's task files) on 2 busy cores
 def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
-    recording_proxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    recording_proxy, chromium_browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require("lm_eval")
     env = offline_env(tmp_path)
@@ -171,6 +171,7 @@ def test_scrambled_variants_run_by_lm_eval_and_scored_in_pairs(
         model=served,
         title=harness.title,
         label=harness.metric_label,
+        browser=chromium_browser,
     )
 
     # --- the canonical task run again as completions: the folder mixes two runs' settings ---------------

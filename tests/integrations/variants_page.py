@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import find_chromium, render
+from chromium import require_browser
 
 PROMPT_CELL = re.compile(r"<td class='prompt'>(.*?)</td><td class='prompt'>(.*?)</td>", re.DOTALL)
 SHOWN = """JSON.stringify({
@@ -42,9 +42,11 @@ def check_variants_report(
     model: str,
     title: str,
     label: Callable[[str], str],
+    browser: Any,
 ) -> None:
     """``report --from harness folder`` in CSV and HTML against ``section`` (``score``'s entry of one
-    canonical task); ``label`` is the harness's readable name of a metric key."""
+    canonical task); ``label`` is the harness's readable name of a metric key; ``browser`` is the session's
+    ``chromium_browser``."""
     capsys.readouterr()
     assert main(["report", "--from", harness, str(folder), "--n-resamples", "200", "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
@@ -85,12 +87,7 @@ def check_variants_report(
         differing = {after for before, after in zip(original.split(), scrambled.split()) if before != after}
         assert set(" ".join(changed).split()) == differing
 
-    browser = find_chromium()
-    if browser is None:
-        pytest.skip(
-            "headless Chromium not found: install Debian's package (apt-get install chromium), as .ci/run does"
-        )
-    rendered = render(browser, page, SHOWN)
+    rendered = require_browser(browser).render(page, SHOWN)
     assert rendered.console_errors == [] and rendered.requests == [page.resolve().as_uri()]
     seen = json.loads(rendered.value)
     assert model in seen["title"] and model in seen["heading"]

@@ -10,17 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from chromium import find_chromium, render
+from chromium import require_browser
 from report_runs import skilled_run
 
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.report import build_tables, label_runs, load_run, select_paper_models
-
-CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="headless Chromium not found: install Debian's package (apt-get install chromium), as .ci/run does",
-)
 
 INSPECT = """JSON.stringify({
   title: document.title,
@@ -74,9 +68,11 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Pa
     return page, runs
 
 
-def test_html_report_renders_in_chromium(report_page: tuple[Path, list[Path]], tmp_path: Path) -> None:
+def test_html_report_renders_in_chromium(
+    report_page: tuple[Path, list[Path]], chromium_browser, tmp_path: Path
+) -> None:
     page, run_paths = report_page
-    rendered = render(CHROMIUM, page, INSPECT)
+    rendered = require_browser(chromium_browser).render(page, INSPECT)
     assert rendered.console_errors == []
     assert rendered.requests == [page.resolve().as_uri()]  # self-contained: nothing else is fetched
     seen = json.loads(rendered.value)
