@@ -13,9 +13,11 @@ documents once scrambled.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scrambled_bench.builder.nested_columns import column_path
@@ -112,16 +114,11 @@ def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[LmEvalC
     >>> [task.name for task in resolve_lm_eval("arc_easy")], resolve_lm_eval("arc_easy")[0].dataset_path
     (['arc_easy'], 'allenai/ai2_arc')
     """
-    import logging
-
-    from lm_eval.tasks import TaskManager
     from lm_eval.tasks._index import Kind
 
-    logging.getLogger("lm_eval").setLevel(logging.ERROR)
     if include_path is not None and not Path(include_path).is_dir():
         raise ScrambledBenchError(f"--include-path {include_path}: no such folder")
-    manager = TaskManager(include_path=str(include_path) if include_path is not None else None)
-    index = manager.task_index
+    index = task_index(include_path)
     if spec not in index:
         raise ScrambledBenchError(f"lm-eval has no task or group {spec!r}{closest_names(spec, list(index))}")
 
@@ -146,6 +143,36 @@ def resolve_lm_eval(spec: str, include_path: Path | None = None) -> list[LmEvalC
 
     visit(spec, (spec,))
     return list(found.values())
+
+
+def task_index(include_path: Path | None = None) -> dict[str, Any]:
+    """lm-eval's registry as its ``TaskManager`` builds it: its built-in tasks, then ``include_path``'s, a name
+    defined in both taken from ``include_path`` (lm-eval's own rule: later paths override earlier ones).
+
+    The built-in part (thousands of YAML files, seconds to index) is read once per process; only the user's
+    folder, which can change between calls, is read on every call.
+
+    >>> index = task_index()
+    >>> index["arc_easy"].kind.name, task_index() is not index
+    ('TASK', True)
+    """
+    from lm_eval.tasks._index import TaskIndex
+
+    index = dict(_builtin_task_index())
+    if include_path is not None:
+        index.update(TaskIndex.build([Path(include_path)]))
+    return index
+
+
+@functools.cache
+def _builtin_task_index() -> Mapping[str, Any]:
+    import logging
+
+    import lm_eval.tasks
+    from lm_eval.tasks._index import TaskIndex
+
+    logging.getLogger("lm_eval").setLevel(logging.ERROR)
+    return MappingProxyType(TaskIndex.build([Path(lm_eval.tasks.__file__).parent]))
 
 
 def _group_members(entry: Any) -> list[str]:

@@ -18,7 +18,6 @@ from scrambled_bench.integrations.lm_eval.tasks_source import resolve_lm_eval
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None, reason="needs lm_eval"),
-    pytest.mark.slow,  # lm-eval indexes its thousands of task files on every TaskManager
     pytest.mark.usefixtures("harness_offline"),
 ]
 

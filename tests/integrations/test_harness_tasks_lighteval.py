@@ -19,7 +19,6 @@ from scrambled_bench.evaluate_cli.main import main
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("lighteval") is None, reason="needs lighteval"),
-    pytest.mark.slow,  # lighteval's registry imports its hundreds of built-in task files
     pytest.mark.usefixtures("harness_offline"),
 ]
 

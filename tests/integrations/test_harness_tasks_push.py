@@ -20,8 +20,6 @@ import yaml
 
 from scrambled_bench.integrations.scramble import scramble_harness_task
 
-pytestmark = pytest.mark.slow  # both harnesses index their task registries
-
 
 class FakeDatasetApi:
     """``create_repo`` and ``upload_folder`` of HfApi over ``root/<repo_id>`` (the main branch); each upload
