@@ -65,9 +65,12 @@ def test_docstring_examples_run(name):
 
 
 def test_the_package_has_examples_to_run():
-    attempted = sum(
-        doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, report=False).attempted
+    # counted, not run: test_docstring_examples_run runs every one of them (it ran them all a second time here)
+    finder = doctest.DocTestFinder()
+    examples = sum(
+        len(test.examples)
         for name in MODULES
         if name not in OPTIONAL
+        for test in finder.find(importlib.import_module(name))
     )
-    assert attempted >= 100
+    assert examples >= 100

@@ -151,14 +151,23 @@ def _run_dream(log_dir: Path, kfl_right: int = 2) -> dict[str, object]:
     return {log.eval.metadata["scrambled_bench_config"]: log.results.scores[0].metrics for log in logs}
 
 
-def test_score_from_inspect_gives_runs_scores_rpg_included_and_inspects_own_accuracy(tmp_path: Path, capsys):
+@pytest.fixture(scope="module")
+def dream_logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """One scripted Inspect run of ScrQA on DREAM (original, kfl with 2 right, sub) shared by the ``score``
+    tests that read it: its log folder and Inspect's own metrics per config."""
+    folder = tmp_path_factory.mktemp("dream") / "logs"
+    return folder, _run_dream(folder, kfl_right=2)
+
+
+@pytest.mark.slow  # runs Inspect
+def test_score_from_inspect_gives_runs_scores_rpg_included_and_inspects_own_accuracy(dream_logs, capsys):
     import json
 
     from scrambled_bench.evaluate_cli.main import main
 
-    native = _run_dream(tmp_path / "logs")
+    logs, native = dream_logs
     capsys.readouterr()
-    assert main(["score", "--from", "inspect", str(tmp_path / "logs")]) == 0
+    assert main(["score", "--from", "inspect", str(logs)]) == 0
     document = json.loads(capsys.readouterr().out)
     configs = document["configs"]
     assert document["source"] == "inspect" and list(configs) == list(native)
@@ -170,12 +179,14 @@ def test_score_from_inspect_gives_runs_scores_rpg_included_and_inspects_own_accu
         assert metrics["accuracy"].value == configs[name]["accuracy"]["value"], name
 
 
-def test_score_from_inspect_reads_the_newest_log_of_each_task(tmp_path: Path, capsys):
+@pytest.mark.slow  # runs Inspect
+def test_score_from_inspect_reads_the_newest_log_of_each_task(dream_logs, tmp_path: Path, capsys):
     import json
+    import shutil
 
     from scrambled_bench.evaluate_cli.main import main
 
-    _run_dream(tmp_path / "logs", kfl_right=2)
+    shutil.copytree(dream_logs[0], tmp_path / "logs")  # the shared run (kfl_right=2), then a newer one
     _run_dream(tmp_path / "logs", kfl_right=1)
     capsys.readouterr()
     assert main(["score", "--from", "inspect", str(tmp_path / "logs")]) == 0
@@ -204,6 +215,7 @@ def test_score_from_inspect_without_logs_is_one_line(tmp_path: Path, capsys, mak
     assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.slow  # runs Inspect
 def test_score_from_inspect_of_no_task_of_ours_is_one_line_naming_what_it_left_out(tmp_path: Path, capsys):
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval

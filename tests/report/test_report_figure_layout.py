@@ -45,6 +45,24 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
     return label_runs([load_run(p) for p in paths])
 
 
+@pytest.fixture(scope="module")
+def plotted(runs: list, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[Path]]]:
+    """Every figure kind drawn once per selection of the paper's models, with the runs' sizes: the folder and
+    the files written. The layout checks and the paper-band checks read the same files (drawing them is most
+    of this module's time); ``sizes`` changes only the size figure, which the band checks do not read."""
+    from scrambled_bench.probing.report import plot_probe
+
+    probe = plot_probe(probe_result(), tmp_path_factory.mktemp("probe"))  # the same for every selection
+    drawn = {}
+    for selection, models in SELECTIONS.items():
+        folder = tmp_path_factory.mktemp(f"figures-{selection}")
+        drawn[selection] = (
+            folder,
+            plot_figures(runs, folder, paper=select_paper_models(models), sizes=SIZES) + probe,
+        )
+    return drawn
+
+
 def probe_result():
     """A probe's result shaped like the README's run: seven settings, 31 layers, intervals per layer."""
     from scrambled_bench.probing.probes import LayerResult, ProbeResult, Score
@@ -64,12 +82,9 @@ def probe_result():
 
 @pytest.mark.parametrize("selection", SELECTIONS)
 def test_every_figure_kind_covers_its_canvas_keeps_legends_clear_and_tells_series_apart(
-    runs: list, tmp_path: Path, selection: str
+    plotted: dict[str, tuple[Path, list[Path]]], selection: str
 ) -> None:
-    from scrambled_bench.probing.report import plot_probe
-
-    written = plot_figures(runs, tmp_path, paper=select_paper_models(SELECTIONS[selection]), sizes=SIZES)
-    written += plot_probe(probe_result(), tmp_path / "probe")
+    _, written = plotted[selection]
     svgs = [path for path in written if path.suffix == ".svg"]
     assert {path.stem for path in svgs} == KINDS | {"figure7", "figure8"}
     for path in svgs:
@@ -81,15 +96,14 @@ def test_every_figure_kind_covers_its_canvas_keeps_legends_clear_and_tells_serie
 
 
 def test_the_paper_models_are_a_band_by_default_and_distinct_series_when_named(
-    runs: list, tmp_path: Path
+    plotted: dict[str, tuple[Path, list[Path]]],
 ) -> None:
-    plot_figures(runs, tmp_path / "all", paper=select_paper_models("all"))
-    plot_figures(runs, tmp_path / "named", paper=select_paper_models(SELECTIONS["named"]))
+    (every, _), (named_folder, _) = plotted["all"], plotted["named"]
     for name in ("scrqa", "scrrec", "letters"):
-        band = dict(read_layout(tmp_path / "all" / f"{name}.svg").keys)
+        band = dict(read_layout(every / f"{name}.svg").keys)
         assert {"paper (Cao et al. (2023)): range", "paper: median"} <= set(band), name
         assert not any(label.endswith("(paper)") for label in band), name
-        named = read_layout(tmp_path / "named" / f"{name}.svg").keys
+        named = read_layout(named_folder / f"{name}.svg").keys
         labels = [label for label, _ in named]
         assert "GPT-4 (paper)" in labels and "MPT-30b (paper)" in labels and "paper: median" not in labels
         # runs: filled circles, each its own color; the paper's models never a run's circle
