@@ -133,6 +133,7 @@ def _scramble_harness_task(
         typer.echo(f"note: {note}", err=True)
     tasks = ", ".join(result.tasks)
     pushed = f" and {result.hub[0]}@{result.hub[1]}" if result.hub is not None else ""
-    typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}; run: {result.run_hint}")
+    kept = f"; kept {', '.join(result.kept)} from the previous output" if result.kept else ""
+    typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}{kept}; run: {result.run_hint}")
     for task, summary in result.unchanged.items():
         typer.echo(f"{task}: {summary}")

@@ -218,7 +218,8 @@ class ScrambleRequest:
 class WrittenVariants:
     """What ``scramble HARNESS:SPEC`` wrote: the folder, rows per task (config and split) where data was
     written, notes to tell the user, the Hub dataset pushed (repository, commit), the command that runs
-    the comparison and, per task where data was written, the texts each type left unchanged, in words."""
+    the comparison, per task where data was written the texts each type left unchanged, in words, and the
+    types a previous output held and this one keeps."""
 
     out: Path
     harness: str
@@ -228,6 +229,8 @@ class WrittenVariants:
     notes: list[str] = field(default_factory=list)
     hub: tuple[str, str] | None = None
     unchanged: dict[str, str] = field(default_factory=dict)
+    kept: tuple[str, ...] = ()
+    """The types a previous output in the folder held that this one keeps (those not asked for again)."""
 
 
 class Harness(ABC):
