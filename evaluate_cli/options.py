@@ -132,6 +132,15 @@ FROM_HELP = (
 FromOption = Annotated[
     tuple[str, Path] | None, option("--from", FROM_HELP, metavar="HARNESS DIR", show_default=False)
 ]
+AllowUnknownEndpointOption = Annotated[
+    bool,
+    option(
+        "--allow-unknown-endpoint",
+        "With --from: pair runs whose logs do not tell the endpoint they ran against (Inspect logs of a task "
+        "not written by `scramble inspect:`, run without --model-base-url; older logs), which are refused "
+        "otherwise: runs against two endpoints would not be told apart. Said on stderr and recorded.",
+    ),
+]
 LEGACY_FROM = {"--from-lm-eval": "lm-eval", "--from-lighteval": "lighteval", "--from-inspect": "inspect"}
 """The options ``--from HARNESS DIR`` replaced, still taken (hidden) with a one-line deprecation note."""
 
