@@ -15,6 +15,7 @@ from scrambled_bench.evaluate_cli.options import (
     SeedOption,
     TypesOption,
     option,
+    with_build_tag,
 )
 from scrambled_bench.names import split_names
 
@@ -88,6 +89,7 @@ def build(
     typer.echo(str(out))
 
 
+@with_build_tag
 def push(
     repo: Annotated[str, option("--repo", "Hub dataset repository ORG/NAME, e.g. my-org/scrambled_bench.")],
     build: Annotated[Path, option("--build", "Build folder made by `scrambled-bench build`.")] = DEFAULT_BUILD,
@@ -95,7 +97,7 @@ def push(
 ) -> None:  # fmt: skip
     """Upload a build to the Hugging Face Hub and tag it with its version.
 
-    Afterwards `load_dataset("ORG/scrambled_bench", "dream_kfl", revision="v1.0.0")` pins it. Pushing a
+    Afterwards `load_dataset("ORG/scrambled_bench", "dream_kfl", revision="{build_tag}")` pins it. Pushing a
     rebuild of an unchanged version uploads nothing. The token comes from HF_TOKEN or `hf auth login`
     and is never printed.
 

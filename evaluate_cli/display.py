@@ -412,6 +412,28 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
         out.print(line, markup=False, highlight=False)
 
 
+def _rpg_cell(gain: Mapping[str, Any], notes: Any) -> str:
+    """A variant's RPG as ``score``'s table prints it, as ``report --from`` does: the percent (marked where the
+    canonical accuracy is near chance), ``undefined`` with a footnote saying why, or blank where ``sub`` did
+    not run.
+
+    >>> from scrambled_bench.tables import Footnotes
+    >>> notes = Footnotes()
+    >>> _rpg_cell({"value": None, "undefined": "equal anchors"}, notes), notes.lines()
+    ('undefined [1]', ['[1] RPG undefined: equal anchors'])
+    >>> _rpg_cell({}, notes)
+    ''
+    """
+    from scrambled_bench.metrics.chance import chance_note
+
+    if gain.get("value") is not None:
+        near_chance = chance_note(gain, scale=100, unit="%")
+        return f"{100 * gain['value']:.1f}" + (f" {notes.mark(near_chance)}" if near_chance else "")
+    if gain.get("undefined"):
+        return "undefined " + notes.mark(f"RPG undefined: {gain['undefined']}")
+    return ""
+
+
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     """Derived tasks against their canonical task: per metric and type, the harness's value (percent) and the
     paired difference with its interval (percentage points), McNemar's p and RPG (percent, as the tables)."""
@@ -420,7 +442,6 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     def percent(value: Any) -> str:
         return "" if value is None else f"{100 * value:.1f}"
 
-    from scrambled_bench.metrics.chance import chance_note
     from scrambled_bench.tables import Footnotes
 
     notes = Footnotes()
@@ -455,13 +476,11 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
         for scramble_type, variant in entry["types"].items():
             for key, metric in variant["metrics"].items():
                 ci = metric.get("ci")
-                gain = (metric.get("relative_performance_gain") or {}).get("value")
-                near_chance = chance_note(metric.get("relative_performance_gain"), scale=100, unit="%")
                 table.add_row(
                     canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
                     f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
                     "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
-                    percent(gain) + (f" {notes.mark(near_chance)}" if near_chance else ""),
+                    _rpg_cell(metric.get("relative_performance_gain") or {}, notes),
                     str(metric.get("n_paired", metric.get("n"))),
                 )  # fmt: skip
     print_table(out, table)

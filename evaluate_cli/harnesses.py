@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli.options import option
+from scrambled_bench.evaluate_cli.options import option, with_build_tag
 
 
+@with_build_tag
 def lm_eval_path(
     data: Annotated[str | None, option("--data", "The tasks read this build folder or Hub dataset id (default: ./scrambled_bench where lm_eval runs).")] = None,
     revision: Annotated[str | None, option("--revision", "Hub dataset revision (tag, branch or commit), with a Hub --data.")] = None,
@@ -29,7 +30,7 @@ def lm_eval_path(
 
         lm_eval run --model local-chat-completions --tasks scrambled_bench --include_path "$(scrambled-bench lm-eval-path)" ...
 
-        scrambled-bench lm-eval-path --data my-org/scrambled_bench --revision v1.0.0
+        scrambled-bench lm-eval-path --data my-org/scrambled_bench --revision {build_tag}
 
         scrambled-bench lm-eval-path --data /data/scrambled_bench --out lm_eval_tasks
     """

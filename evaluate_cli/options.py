@@ -7,6 +7,7 @@ A command's signature is a table: one option per line (type, flag, help, bounds,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -42,6 +43,25 @@ def option(flag: str, help: str, **settings: Any) -> Any:
     short form comes from :data:`SHORT_FLAGS`."""
     short = SHORT_FLAGS.get(flag)
     return typer.Option(flag, *([short] if short else []), help=help, **settings)
+
+
+def with_build_tag(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with ``{build_tag}`` in its docstring (its ``--help``) replaced by the Hub tag of this
+    version's build (``v`` and :data:`~scrambled_bench.builder.build.DATASET_VERSION`), so the help never
+    cites a tag the build does not have.
+
+    >>> from scrambled_bench.builder.build import DATASET_VERSION
+    >>> def show():
+    ...     'load_dataset(..., revision="{build_tag}")'
+    >>> with_build_tag(show).__doc__ == f'load_dataset(..., revision="v{DATASET_VERSION}")'
+    True
+    """
+    from scrambled_bench.builder.build import DATASET_VERSION, build_tag
+
+    command.__doc__ = (command.__doc__ or "").replace(
+        "{build_tag}", build_tag(DATASET_VERSION, seed=0, window=None)
+    )
+    return command
 
 
 def choices_enum(name: str, values: list[str]) -> type[Enum]:
@@ -111,6 +131,15 @@ FROM_HELP = (
 )
 FromOption = Annotated[
     tuple[str, Path] | None, option("--from", FROM_HELP, metavar="HARNESS DIR", show_default=False)
+]
+AllowUnknownEndpointOption = Annotated[
+    bool,
+    option(
+        "--allow-unknown-endpoint",
+        "With --from: pair runs whose logs do not tell the endpoint they ran against (Inspect logs of a task "
+        "not written by `scramble inspect:`, run without --model-base-url; older logs), which are refused "
+        "otherwise: runs against two endpoints would not be told apart. Said on stderr and recorded.",
+    ),
 ]
 LEGACY_FROM = {"--from-lm-eval": "lm-eval", "--from-lighteval": "lighteval", "--from-inspect": "inspect"}
 """The options ``--from HARNESS DIR`` replaced, still taken (hidden) with a one-line deprecation note."""

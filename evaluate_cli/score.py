@@ -10,6 +10,7 @@ import typer
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
+    AllowUnknownEndpointOption,
     FromOption,
     NResamplesOption,
     ReaderChoice,
@@ -30,6 +31,7 @@ def score(
     files: Annotated[list[Path] | None, typer.Argument(help="JSONL prediction files (.gz too), or folders of them; one summary per file.")] = None,
     task: Annotated[ScoreTaskChoice | None, option("--task", "recovery (rows: prediction, original, scrambled) or qa (rows: prediction, choices, answer, dataset[, condition, id]); needed with FILES.")] = None,
     from_: FromOption = None,
+    allow_unknown_endpoint: AllowUnknownEndpointOption = False,
     reader: ReaderOption = ReaderChoice[DEFAULT_READER],
     dataset: Annotated[DatasetChoice | None, option("--dataset", "qa: the dataset of rows without a 'dataset' field (aqua: chain of thought).")] = None,
     details: Annotated[Path | None, option("--details", "Write one JSONL row per input row: what was read, by which reader and rule.")] = None,
@@ -100,8 +102,14 @@ def score(
                 raise ScrambledBenchError(
                     f"{option} applies to prediction FILES, not to a harness's output folder"
                 )
-        _score_harness_output(*given, reader.value, confidence_level, n_resamples, seed)
+        _score_harness_output(
+            *given, reader.value, confidence_level, n_resamples, seed, allow_unknown_endpoint
+        )
         return
+    if allow_unknown_endpoint:
+        raise ScrambledBenchError(
+            "--allow-unknown-endpoint applies to --from HARNESS DIR, not to prediction FILES"
+        )
     if not files:
         raise ScrambledBenchError("give prediction FILES (with --task), or --from HARNESS DIR")
     if task is None:
@@ -124,9 +132,16 @@ def score(
 
 
 def _score_harness_output(
-    source: str, folder: Path, reader: str, confidence_level: float | None, n_resamples: int, seed: int
+    source: str,
+    folder: Path,
+    reader: str,
+    confidence_level: float | None,
+    n_resamples: int,
+    seed: int,
+    allow_unknown_endpoint: bool,
 ) -> None:
     from scrambled_bench.evaluate_cli.display import console, print_config_scores
+    from scrambled_bench.integrations.pairing import unknown_endpoint_note
     from scrambled_bench.integrations.scoring import score_harness_output
 
     document = score_harness_output(
@@ -136,7 +151,10 @@ def _score_harness_output(
         confidence_level=confidence_level if confidence_level is not None else 0.95,
         n_resamples=n_resamples,
         seed=seed,
+        allow_unknown_endpoint=allow_unknown_endpoint,
     )
+    if document.get("unknown_endpoints"):
+        typer.echo(unknown_endpoint_note(document["unknown_endpoints"]), err=True)
     print_config_scores(document, console(stderr=True))
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 

@@ -22,7 +22,7 @@ DemosChoice = choices_enum("DemosChoice", ["original", "scrambled"])
 
 
 def scramble(
-    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT, inspect:TASK|FILE.py@TASK (or NAME:SPEC of any registered harness).")],
+    source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT, inspect:TASK|FILE.py[@TASK] (or NAME:SPEC of any registered harness).")],
     columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate); for an Inspect task, the sample fields: input, choices.")],
     types: TypesOption = None,
     recipe: Annotated[RecipeChoice | None, option("--recipe", "A fine-tuning corpus of the paper (App. A.4); sets the sample rate and the type.")] = None,
@@ -64,16 +64,22 @@ def scramble(
         scrambled-bench scramble inspect:inspect_evals/arc_easy --columns input,choices --types kfl,rs50,sub --out arc-inspect
 
     A harness task (lm-eval:TASK or lm-eval:GROUP; lighteval:SUITE|TASK|FEWSHOT; inspect:TASK or
-    inspect:FILE.py@TASK) is resolved through the harness's registry, and its variants written so that
+    inspect:FILE.py[@TASK]) is resolved through the harness's registry, and its variants written so that
     one command of the harness runs the canonical task beside them: lm-eval's and lighteval's datasets
     are scrambled into OUT/<task>/ with derived task files in OUT/lm_eval/ (`lm_eval --include_path
     OUT/lm_eval --tasks <task>_scrambled`) or OUT/lighteval/ (`--custom-tasks
     OUT/lighteval/scrambled_tasks.py`); Inspect's task file OUT/inspect/scrambled_tasks.py scrambles the
-    samples when it loads (`inspect eval OUT/inspect/scrambled_tasks.py`). With --push (one task) the task
-    files read the pushed Hub dataset at the commit the push made.
+    samples when it loads (`inspect eval OUT/inspect/scrambled_tasks.py`, the path as printed: relative
+    to the folder scramble ran in). With --push (one task) the task files read the pushed Hub dataset at
+    the commit the push made. A NAME:SPEC whose NAME is no registered harness, and which names no
+    existing file, is refused with the closest harness (a Hub id never holds ':').
     """
     from scrambled_bench.integrations.registry import harness_of
 
+    if not source.strip():
+        raise ScrambledBenchError(
+            "SOURCE is empty: give a Hub dataset id, a local folder, data files or a harness task (HARNESS:TASK)"
+        )
     if harness_of(source) is not None:
         _scramble_harness_task(
             source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming,
@@ -133,6 +139,7 @@ def _scramble_harness_task(
         typer.echo(f"note: {note}", err=True)
     tasks = ", ".join(result.tasks)
     pushed = f" and {result.hub[0]}@{result.hub[1]}" if result.hub is not None else ""
-    typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}; run: {result.run_hint}")
+    kept = f"; kept {', '.join(result.kept)} from the previous output" if result.kept else ""
+    typer.echo(f"scrambled {source} ({tasks}) into {result.out}{pushed}{kept}; run: {result.run_hint}")
     for task, summary in result.unchanged.items():
         typer.echo(f"{task}: {summary}")

@@ -72,25 +72,53 @@ class RunIdentity:
     or completions, decoding, length cap, what the harness adds to the prompt). Two logs compared document
     by document must come from the same identity; ``source`` names the file that records it.
 
+    ``endpoint`` None is a model served from no URL (a local model), unless ``endpoint_unknown`` says why
+    the log does not tell (an Inspect log of a task that recorded none): such a run cannot be told from a
+    run against another endpoint, and pairing refuses it unless asked to accept it
+    (:func:`~.pairing.check_same_run`).
+
     >>> a = RunIdentity("smollm2", "http://127.0.0.1:8080/v1", {"chat": True}, "a.json")
     >>> b = RunIdentity("smollm2", "http://127.0.0.1:8080/v1", {"chat": False}, "b.json")
     >>> a.differences(b), a.differences(a)
     (['chat True vs False'], [])
+    >>> RunIdentity("smollm2", None, {"chat": True}, endpoint_unknown="not logged").differences(a)
+    []
     """
 
     model: str
     endpoint: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
+    endpoint_unknown: str = ""
+    """Why the log does not tell the endpoint, in words (empty: it does, and ``endpoint`` is the truth)."""
 
     def differences(self, other: RunIdentity) -> list[str]:
-        """What differs between two identities, each as ``what mine vs theirs`` (empty: the same run)."""
-        pairs = [("model", self.model, other.model), ("endpoint", self.endpoint, other.endpoint)]
+        """What differs between two identities, each as ``what mine vs theirs`` (empty: the same run); an
+        endpoint one of them does not know is not compared (pairing refuses or accepts that first)."""
+        pairs = [("model", self.model, other.model)]
+        if not (self.endpoint_unknown or other.endpoint_unknown):
+            pairs.append(("endpoint", self.endpoint, other.endpoint))
         pairs += [
             (key, self.settings.get(key), other.settings.get(key))
             for key in dict.fromkeys([*self.settings, *other.settings])
         ]
         return [f"{key} {_shown(mine)} vs {_shown(theirs)}" for key, mine, theirs in pairs if mine != theirs]
+
+    def as_record(self) -> dict[str, Any]:
+        """The identity as ``score``'s document records it (``endpoint_unknown`` only where it is unknown).
+
+        >>> RunIdentity("m", None, {}, "x.json", "not logged").as_record()
+        {'model': 'm', 'endpoint': None, 'settings': {}, 'source': 'x.json', 'endpoint_unknown': 'not logged'}
+        """
+        record: dict[str, Any] = {
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "settings": dict(self.settings),
+            "source": self.source,
+        }
+        if self.endpoint_unknown:
+            record["endpoint_unknown"] = self.endpoint_unknown
+        return record
 
 
 def _shown(value: Any) -> str:
@@ -218,7 +246,8 @@ class ScrambleRequest:
 class WrittenVariants:
     """What ``scramble HARNESS:SPEC`` wrote: the folder, rows per task (config and split) where data was
     written, notes to tell the user, the Hub dataset pushed (repository, commit), the command that runs
-    the comparison and, per task where data was written, the texts each type left unchanged, in words."""
+    the comparison, per task where data was written the texts each type left unchanged, in words, and the
+    types a previous output held and this one keeps."""
 
     out: Path
     harness: str
@@ -228,6 +257,8 @@ class WrittenVariants:
     notes: list[str] = field(default_factory=list)
     hub: tuple[str, str] | None = None
     unchanged: dict[str, str] = field(default_factory=dict)
+    kept: tuple[str, ...] = ()
+    """The types a previous output in the folder held that this one keeps (those not asked for again)."""
 
 
 class Harness(ABC):
@@ -286,8 +317,9 @@ class Harness(ABC):
     def check_folder(self, folder: Path) -> None:
         """A one-line error where ``folder`` is not a folder."""
         if not Path(folder).is_dir():
+            what = "a file, not a folder" if Path(folder).exists() else "no such folder"
             raise ScrambledBenchError(
-                f"{folder}: no such folder (give {self.layout.command}'s {self.layout.output_option})"
+                f"{folder}: {what} (give {self.layout.command}'s {self.layout.output_option})"
             )
 
     def no_logs(self, folder: Path) -> ScrambledBenchError:
@@ -295,6 +327,49 @@ class Harness(ABC):
         return ScrambledBenchError(
             f"{folder}: no {self.layout.logs} of {self.title}; {self.layout.hint(folder)}"
         )
+
+
+def checked_results(path: Path, document: Any, harness: str, sections: Sequence[str]) -> dict[str, Any]:
+    """A harness's parsed results file, checked to be a JSON object whose ``sections`` (where present) are
+    objects too; a one-line error naming the file otherwise.
+
+    >>> checked_results(Path("r.json"), {"results": {}}, "lm-eval", ["results", "configs"])
+    {'results': {}}
+    >>> checked_results(Path("r.json"), {"results": []}, "lm-eval", ["results"])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: r.json: not a results file of lm-eval ('results' is not an object)
+    """
+    if not isinstance(document, Mapping):
+        raise ScrambledBenchError(f"{path}: not a results file of {harness} (not a JSON object)")
+    for section in sections:
+        if document.get(section) is not None and not isinstance(document[section], Mapping):
+            raise ScrambledBenchError(
+                f"{path}: not a results file of {harness} ({section!r} is not an object)"
+            )
+    return dict(document)
+
+
+def read_logs_checked(harness: Harness, folder: Path) -> list[LoggedTask]:
+    """``harness.read_logs(folder)``, where a log of an unexpected shape that the harness did not catch
+    (a field of another type, a file another tool wrote) is a one-line error naming the folder and the
+    harness, never a traceback.
+
+    >>> read_logs_checked(type("Odd", (), {"title": "Odd", "read_logs": lambda self, f: [][1]})(), Path("logs"))
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: logs: a log there is not as Odd writes it (IndexError: list index out of range)
+    """
+    try:
+        return harness.read_logs(folder)
+    except ScrambledBenchError:
+        raise
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, OSError) as exc:
+        from scrambled_bench.errors import first_line
+
+        raise ScrambledBenchError(
+            f"{folder}: a log there is not as {harness.title} writes it ({type(exc).__name__}: {first_line(exc)})"
+        ) from None
 
 
 __all__ = [
@@ -308,4 +383,6 @@ __all__ = [
     "RunIdentity",
     "ScrambleRequest",
     "WrittenVariants",
+    "checked_results",
+    "read_logs_checked",
 ]

@@ -118,6 +118,11 @@ class DatasetTask(CanonicalTask):
         """Every split the task reads, the evaluation splits first."""
         return list(dict.fromkeys([*self.eval_splits, self.demo_split]))
 
+    @property
+    def num_fewshot(self) -> int | None:
+        """How many demonstrations the task shows as configured (0: zero-shot); None where unknown."""
+        return None
+
     @abstractmethod
     def refuse_target_columns(
         self, dataset: Any, columns: Sequence[str], variants: Sequence[Variant], seed: int
@@ -127,6 +132,31 @@ class DatasetTask(CanonicalTask):
     def check_template_columns(self, dataset: Any) -> None:
         """A one-line error where the task reads a column its documents do not have (its harness would fail
         on every document, so no variant is written); nothing to check by default."""
+
+
+def demonstrations_note(task: DatasetTask, demos: str) -> str | None:
+    """What the user is told about a task whose demonstrations would come from its evaluation split, which
+    is scrambled (None: nothing to tell, the split they come from is copied unchanged or ``demos`` is
+    ``scrambled``). A zero-shot task shows none: the note says so, and what a run with demonstrations
+    would show.
+
+    >>> from types import SimpleNamespace
+    >>> task = SimpleNamespace(name="quiz", eval_splits=["test"], demo_split="test", num_fewshot=0)
+    >>> demonstrations_note(task, "original")
+    "quiz is zero-shot as configured: it shows no demonstrations (run with some, it would draw them from its evaluation split 'test', scrambled with it)"
+    >>> demonstrations_note(SimpleNamespace(**{**vars(task), "num_fewshot": 5}), "original")
+    "quiz draws its demonstrations from its evaluation split 'test': they are scrambled with it"
+    >>> demonstrations_note(SimpleNamespace(**{**vars(task), "demo_split": "train"}), "original") is None
+    True
+    """
+    if demos != "original" or task.demo_split not in task.eval_splits:
+        return None
+    if task.num_fewshot == 0:
+        return (
+            f"{task.name} is zero-shot as configured: it shows no demonstrations (run with some, it would draw "
+            f"them from its evaluation split {task.demo_split!r}, scrambled with it)"
+        )
+    return f"{task.name} draws its demonstrations from its evaluation split {task.demo_split!r}: they are scrambled with it"
 
 
 @dataclass(frozen=True)
@@ -235,11 +265,9 @@ class DatasetHarness(Harness):
                     shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
                 splits, eval_splits = task.splits, task.eval_splits  # type: ignore[attr-defined]
                 kept = [] if demos == "scrambled" else [s for s in splits if s not in eval_splits]
-                if demos == "original" and task.demo_split in eval_splits:  # type: ignore[attr-defined]
-                    notes.append(
-                        f"{task.name} draws its demonstrations from its evaluation split "
-                        f"{task.demo_split!r}: they are scrambled with it"  # type: ignore[attr-defined]
-                    )
+                note = demonstrations_note(task, demos)
+                if note:
+                    notes.append(note)
                 result = scramble_dataset(
                     f"{self.name}:{task.name}", columns=list(request.columns), types=list(request.types),
                     out=tmp / task.folder, seed=request.seed, num_proc=request.num_proc, loaded=loaded[task.name],
@@ -286,6 +314,7 @@ __all__ = [
     "HubData",
     "TaskFiles",
     "closest_names",
+    "demonstrations_note",
     "first_documents",
     "push_task_data",
     "target_changes",

@@ -9,7 +9,9 @@ records) and gives ``score``'s ``scrambled_tasks`` section and the bench's own s
 - a variant is paired with its canonical task document by document, by id, targets checked; documents
   only one of them logged are counted (``n_unpaired``) and left out;
 - the two runs must share their identity (model, endpoint, generation settings): a chat run's canonical
-  task against a completions run's variants is refused in one line naming both runs and what differs;
+  task against a completions run's variants is refused in one line naming both runs and what differs; a
+  run whose log does not tell its endpoint is refused too, unless the caller accepts it
+  (``allow_unknown_endpoint``: ``--allow-unknown-endpoint``);
 - a canonical task with no document, or a variant whose canonical run is missing, is refused: never a
   blank canonical.
 
@@ -56,6 +58,7 @@ __all__ = [
     "newest_per_task",
     "paired_difference",
     "rpg",
+    "unknown_endpoint_note",
 ]
 
 SUB = "sub"
@@ -246,9 +249,38 @@ def newest_per_task(tasks: Sequence[LoggedTask]) -> list[LoggedTask]:
     return [newest[name] for name in sorted(newest)]
 
 
-def check_same_run(folder: Any, first: LoggedTask, other: LoggedTask) -> None:
+UNKNOWN_ENDPOINT_OPTION = "--allow-unknown-endpoint"
+"""The option of ``score --from`` and ``report --from`` that accepts runs whose logs do not tell their
+endpoint."""
+
+
+def unknown_endpoint_note(tasks: Sequence[str]) -> str:
+    """The one line that says which task runs were paired although their logs do not tell their endpoint.
+
+    >>> unknown_endpoint_note(["t", "t_kfl"])
+    'note: t, t_kfl paired without a known endpoint, as --allow-unknown-endpoint asks: runs against two endpoints would not be told apart'
+    """
+    return (
+        f"note: {', '.join(tasks)} paired without a known endpoint, as {UNKNOWN_ENDPOINT_OPTION} asks: runs "
+        "against two endpoints would not be told apart"
+    )
+
+
+def check_same_run(
+    folder: Any, first: LoggedTask, other: LoggedTask, *, allow_unknown_endpoint: bool = False
+) -> None:
     """Refuse two task runs to be compared whose identities differ, in one line naming both runs and what
-    differs.
+    differs; and a run whose log does not tell its endpoint (it cannot be told from a run against another
+    endpoint), unless ``allow_unknown_endpoint``.
+
+    >>> from scrambled_bench.integrations.base import RunIdentity
+    >>> known = LoggedTask("t", RunIdentity("m", "http://127.0.0.1:8080/v1", source="a.json"), "1", {})
+    >>> blind = LoggedTask("t_kfl", RunIdentity("m", source="b.json", endpoint_unknown="not logged"), "2", {})
+    >>> check_same_run("out", known, blind)
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: out: t_kfl (run b.json) records no endpoint (not logged), so it cannot be told from a run against another endpoint; pass --allow-unknown-endpoint to pair it anyway
+    >>> check_same_run("out", known, blind, allow_unknown_endpoint=True)
 
     >>> from scrambled_bench.integrations.base import RunIdentity
     >>> chat = LoggedTask("t", RunIdentity("m", settings={"chat": True}, source="a.json"), "1", {})
@@ -258,6 +290,13 @@ def check_same_run(folder: Any, first: LoggedTask, other: LoggedTask) -> None:
     ...
     scrambled_bench.errors.ScrambledBenchError: out: t (run a.json) and t_kfl (run b.json) come from runs that differ in chat True vs False; run them with the same model, endpoint and generation settings
     """
+    for task in (first, other):
+        if task.run.endpoint_unknown and not allow_unknown_endpoint:
+            raise ScrambledBenchError(
+                f"{folder}: {task.name} (run {task.run.source or task.location}) records no endpoint "
+                f"({task.run.endpoint_unknown}), so it cannot be told from a run against another endpoint; "
+                f"pass {UNKNOWN_ENDPOINT_OPTION} to pair it anyway"
+            )
     differences = first.run.differences(other.run)
     if differences:
         raise ScrambledBenchError(
@@ -282,13 +321,20 @@ class PairedFolder:
     """Canonical task name -> scramble type -> its variant's run (in the section's order)."""
     tasks: dict[str, LoggedTask] = field(default_factory=dict)
     """The newest run of every task, by name."""
+    unknown_endpoints: list[str] = field(default_factory=list)
+    """The tasks compared whose logs do not tell their endpoint (accepted by ``allow_unknown_endpoint``)."""
 
 
 def compare_logged(
-    folder: Any, tasks: Sequence[LoggedTask], settings: CompareSettings = DEFAULT_SETTINGS
+    folder: Any,
+    tasks: Sequence[LoggedTask],
+    settings: CompareSettings = DEFAULT_SETTINGS,
+    *,
+    allow_unknown_endpoint: bool = False,
 ) -> PairedFolder:
     """Sort a folder's logged task runs into the bench's own and the canonical tasks with their variants,
-    and pair each variant with its canonical task (:func:`pair_task`).
+    and pair each variant with its canonical task (:func:`pair_task`). Runs compared with each other must
+    share their identity, and tell their endpoint unless ``allow_unknown_endpoint`` (:func:`check_same_run`).
 
     >>> from scrambled_bench.integrations.base import LoggedDocument, RunIdentity
     >>> run = RunIdentity("m", source="results.json")
@@ -326,15 +372,21 @@ def compare_logged(
     for name in sorted(grouped):
         canonical = by_name[name]
         for variant in grouped[name].values():
-            check_same_run(folder, canonical, variant)
+            check_same_run(folder, canonical, variant, allow_unknown_endpoint=allow_unknown_endpoint)
         section[name] = pair_task(folder, canonical, grouped[name], settings)
         runs.append(canonical.run)
     for task in bench[1:]:
-        check_same_run(folder, bench[0], task)
+        check_same_run(folder, bench[0], task, allow_unknown_endpoint=allow_unknown_endpoint)
     if bench:
         runs.append(bench[0].run)
     groups = {name: {t: grouped[name][t] for t in sorted(grouped[name], key=_type_order)} for name in section}
-    return PairedFolder(section, bench, runs, left_out, groups, by_name)
+    compared = [
+        *(by_name[name] for name in section),
+        *(v for name in section for v in grouped[name].values()),
+    ]
+    compared += bench if len(bench) > 1 else []
+    unknown = sorted({task.name for task in compared if task.run.endpoint_unknown})
+    return PairedFolder(section, bench, runs, left_out, groups, by_name, unknown)
 
 
 def _type_order(scramble_type: str) -> Any:
@@ -439,9 +491,4 @@ def pair_task(
 
 def _run_record(run: RunIdentity) -> dict[str, Any]:
     """A run's identity as ``score``'s document records it."""
-    return {
-        "model": run.model,
-        "endpoint": run.endpoint,
-        "settings": dict(run.settings),
-        "source": run.source,
-    }
+    return run.as_record()

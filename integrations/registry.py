@@ -15,7 +15,10 @@ installed when it is used (:meth:`~.base.Harness.require`).
 from __future__ import annotations
 
 import difflib
+import glob
+import re
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError, first_line
@@ -92,6 +95,14 @@ def harness_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def _unknown(name: str) -> str:
+    """The words of an unknown harness name: the closest registered one, and every registered one."""
+    names = sorted(_REGISTRY)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    closest = f" (closest: {', '.join(close)})" if close else ""
+    return f"no harness called {name!r}{closest}; registered: {', '.join(names)}"
+
+
 def get_harness(name: str) -> Harness:
     """The harness called ``name``; a one-line error naming the registered ones (and the closest).
 
@@ -104,16 +115,36 @@ def get_harness(name: str) -> Harness:
     """
     _load_entry_points()
     if name not in _REGISTRY:
-        names = sorted(_REGISTRY)
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        closest = f" (closest: {', '.join(close)})" if close else ""
-        raise ScrambledBenchError(f"no harness called {name!r}{closest}; registered: {', '.join(names)}")
+        raise ScrambledBenchError(_unknown(name))
     return _REGISTRY[name]
+
+
+HARNESS_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+")
+"""What the ``NAME`` of ``NAME:SPEC`` looks like when a harness is meant: two or more letters, digits, ``_``,
+``.`` or ``-``, starting with a letter (so never a Windows drive, ``C:``)."""
+
+
+def _reads_as_harness(source: str, prefix: str, spec: str) -> bool:
+    """Whether a ``NAME:SPEC`` whose ``NAME`` no harness is registered under can only mean a harness task:
+    ``NAME`` looks like a harness's name (:data:`HARNESS_PREFIX`), ``SPEC`` is no URL (``hf://``,
+    ``https://``), and ``source`` is no existing file or folder and matches none as a glob. A Hub id never
+    holds ``:``, so such a source is a typo of a harness's name (``lmeval:arc_easy``), not a dataset.
+
+    >>> _reads_as_harness("lmeval:arc_easy", "lmeval", "arc_easy"), _reads_as_harness("C:/data.jsonl", "C", "/data.jsonl")
+    (True, False)
+    >>> _reads_as_harness("hf://datasets/org/name", "hf", "//datasets/org/name")
+    False
+    """
+    if not HARNESS_PREFIX.fullmatch(prefix) or spec.startswith("//"):
+        return False
+    return not Path(source).expanduser().exists() and not glob.glob(source)
 
 
 def harness_of(source: str) -> tuple[Harness, str] | None:
     """(harness, task spec) where ``source`` is ``NAME:SPEC`` for a registered harness ``NAME``, else None
-    (a dataset, or a Hub id); an empty spec is a one-line error.
+    (a dataset, or a Hub id); an empty spec is a one-line error, and so is a ``NAME:SPEC`` that can only mean
+    a harness that is not registered (:func:`_reads_as_harness`: ``lmeval:arc_easy``), with the closest
+    registered name.
 
     >>> [(h.name, spec) for h, spec in [harness_of("lm-eval:arc_easy"), harness_of("lighteval:leaderboard|arc|0")]]
     [('lm-eval', 'arc_easy'), ('lighteval', 'leaderboard|arc|0')]
@@ -122,7 +153,11 @@ def harness_of(source: str) -> tuple[Harness, str] | None:
     >>> harness_of("inspect: ")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: inspect: names no task (inspect:TASK or inspect:FILE.py@TASK)
+    scrambled_bench.errors.ScrambledBenchError: inspect: names no task (inspect:TASK or inspect:FILE.py[@TASK])
+    >>> harness_of("lmeval:kitchen_quiz")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: lmeval:kitchen_quiz: no harness called 'lmeval' (closest: lm-eval); registered: inspect, lighteval, lm-eval (and no file or folder of that name)
     """
     prefix, colon, spec = source.partition(":")
     if not colon:
@@ -130,6 +165,8 @@ def harness_of(source: str) -> tuple[Harness, str] | None:
     _load_entry_points()
     harness = _REGISTRY.get(prefix)
     if harness is None:
+        if _reads_as_harness(source, prefix, spec):
+            raise ScrambledBenchError(f"{source}: {_unknown(prefix)} (and no file or folder of that name)")
         return None
     if not spec.strip():
         spelling = " or ".join(f"{prefix}:{form.strip()}" for form in harness.spec.split(" or "))

@@ -145,12 +145,15 @@ def score_harness_output(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    allow_unknown_endpoint: bool = False,
 ) -> dict[str, Any]:
     """The scores of a harness's log folder, as a document like results.json (fractions): ``configs`` for
     the bench's own tasks, ``scrambled_tasks`` for scrambled variants of other tasks paired with their
     canonical task (one shape for every harness), the runs they rest on, and the tasks left out. A folder
-    that holds neither is a one-line error."""
+    that holds neither is a one-line error; so are runs compared whose logs do not tell their endpoint,
+    unless ``allow_unknown_endpoint`` (the document then lists them under ``unknown_endpoints``)."""
     from scrambled_bench.harness.results import FRACTION, units
+    from scrambled_bench.integrations.base import read_logs_checked
     from scrambled_bench.integrations.pairing import compare_logged
     from scrambled_bench.integrations.registry import get_harness
     from scrambled_bench.metrics.statistics import CompareSettings
@@ -158,7 +161,9 @@ def score_harness_output(
     harness = get_harness(harness_name)
     folder = Path(folder)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    paired = compare_logged(folder, harness.read_logs(folder), settings)
+    paired = compare_logged(
+        folder, read_logs_checked(harness, folder), settings, allow_unknown_endpoint=allow_unknown_endpoint
+    )
     if not paired.section and not paired.bench:
         named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
         raise ScrambledBenchError(
@@ -173,18 +178,12 @@ def score_harness_output(
         "runs": list(
             {
                 json.dumps(record, sort_keys=True, default=str): record
-                for record in (
-                    {
-                        "model": run.model,
-                        "endpoint": run.endpoint,
-                        "settings": dict(run.settings),
-                        "source": run.source,
-                    }
-                    for run in paired.runs
-                )
+                for record in (run.as_record() for run in paired.runs)
             }.values()
         ),
     }
+    if paired.unknown_endpoints:
+        document["unknown_endpoints"] = paired.unknown_endpoints
     if paired.bench:
         document["configs"] = score_logged(
             bench_samples(paired.bench),

@@ -8,6 +8,7 @@ The options are checked here, the same way for every harness (what a harness tak
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,8 @@ def scramble_harness_task(
     definitions (``--include-path``, ``--custom-tasks``) to their values; one the harness does not take is
     refused. With ``push`` (one task; harnesses whose variants read data) the task's scrambled data is also
     uploaded to that Hub dataset; ``api`` replaces ``huggingface_hub.HfApi`` (tests). A previous output of
-    the same source and settings in ``out`` grows by the types asked for (:mod:`.outputs`); ``replace``
-    starts over.
+    the same source and settings in ``out`` grows by the types asked for (:mod:`.outputs`), and the result
+    names those it kept (``kept``); ``replace`` starts over.
 
     >>> scramble_harness_task("lm-eval:arc_easy", columns=["question"], types=["kfl"], out=None)
     Traceback (most recent call last):
@@ -105,7 +106,8 @@ def scramble_harness_task(
         replace=replace,
         previous_types=kept,
     )
-    return harness.write_variants(tasks, request)
+    written = harness.write_variants(tasks, request)
+    return dataclasses.replace(written, kept=tuple(kept_type for kept_type in kept if kept_type not in types))
 
 
 __all__ = ["scramble_harness_task"]

@@ -62,6 +62,8 @@ class ReportOptions:
     from_harness: tuple[str, Path] | None = None
     """(harness, folder): a harness's log folder of scrambled variants (``scramble HARNESS:SPEC``) to report
     instead of run folders (``--from HARNESS DIR``)."""
+    allow_unknown_endpoint: bool = False
+    """With ``from_harness``: pair runs whose logs do not tell their endpoint (``--allow-unknown-endpoint``)."""
 
     @property
     def interval_settings(self) -> dict[str, Any]:
@@ -100,6 +102,10 @@ def build_report(
     if options.from_harness is not None:
         _report_harness_folder([*paths, *(other.folder for other in others)], options, emit, notify)
         return
+    if options.allow_unknown_endpoint:
+        raise ScrambledBenchError(
+            "--allow-unknown-endpoint applies to --from HARNESS DIR, not to run folders"
+        )
     for value, flag in (
         (options.push, "--push"),
         (options.model_card_results, "--model-card-results"),
@@ -171,6 +177,7 @@ def _report_harness_folder(
 ) -> None:
     """``--from HARNESS DIR``: the variants' paired tables and, in HTML, their chart and logged instances,
     canonical beside scrambled, under a title naming the model and the harness."""
+    from scrambled_bench.integrations.pairing import unknown_endpoint_note
     from scrambled_bench.report.render import RENDERERS, render_html
     from scrambled_bench.report.variants import variants_report
 
@@ -190,7 +197,10 @@ def _report_harness_folder(
         confidence_level=confidence_level,
         n_resamples=options.n_resamples if options.n_resamples is not None else 1000,
         seed=options.seed if options.seed is not None else 0,
+        allow_unknown_endpoint=options.allow_unknown_endpoint,
     )
+    if report.unknown_endpoints:
+        notify(unknown_endpoint_note(report.unknown_endpoints))
     if options.fmt == "html":
         text = render_html(
             report.tables,

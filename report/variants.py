@@ -22,7 +22,7 @@ import difflib
 import html
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,8 @@ class VariantsReport:
     figures: list[tuple[str, str, str]]
     instances: list[InstancePair]
     runs: list[tuple[str, list[tuple[str, str]]]]
+    unknown_endpoints: list[str] = field(default_factory=list)
+    """The tasks paired whose logs do not tell their endpoint (accepted by ``--allow-unknown-endpoint``)."""
 
 
 def _is_fraction(metric: Mapping[str, Any]) -> bool:
@@ -328,26 +330,62 @@ def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> li
     return figures
 
 
-def _run_details(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+def logged_endpoint(run: Mapping[str, Any]) -> str:
+    """A run's endpoint as the settings section shows it: its URL; where the model has none, that; where the
+    log does not tell, why (such runs are paired only under ``--allow-unknown-endpoint``).
+
+    >>> logged_endpoint({"endpoint": "http://127.0.0.1:8080/v1"}), logged_endpoint({"endpoint": None})
+    ('http://127.0.0.1:8080/v1', 'none (the model is served from no URL)')
+    >>> logged_endpoint({"endpoint": None, "endpoint_unknown": "not logged"})
+    'unknown: not logged (paired under --allow-unknown-endpoint)'
+    """
+    if run.get("endpoint_unknown"):
+        return f"unknown: {run['endpoint_unknown']} (paired under --allow-unknown-endpoint)"
+    return str(run.get("endpoint") or "none (the model is served from no URL)")
+
+
+def _run_details(
+    entry: Mapping[str, Any], variants: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The settings rows of a canonical task and its variants: the canonical run's identity (the variants
+    share it, checked by the pairing), and the endpoint of each variant whose log does not tell it."""
     run = entry.get("run") or {}
-    details = [("model", str(run.get("model"))), ("endpoint", str(run.get("endpoint") or ""))]
+    details = [("model", str(run.get("model"))), ("endpoint", logged_endpoint(run))]
+    for scramble_type, variant in (variants or {}).items():
+        if variant.run.endpoint_unknown and not run.get("endpoint_unknown"):
+            details.append(
+                (f"endpoint of {variant.name} ({scramble_type})", logged_endpoint(variant.run.as_record()))
+            )
     details += [(f"setting: {key}", str(value)) for key, value in sorted((run.get("settings") or {}).items())]
     details.append(("recorded in", str(run.get("source") or entry.get("log") or "")))
     return details
 
 
 def variants_report(
-    harness_name: str, folder: Path, *, confidence_level: float, n_resamples: int, seed: int
+    harness_name: str,
+    folder: Path,
+    *,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+    allow_unknown_endpoint: bool = False,
 ) -> VariantsReport:
     """The tables, charts, instances and runs of a harness's log folder of scrambled variants; a one-line
-    error where it holds none."""
+    error where it holds none, or where runs paired do not tell their endpoint (unless
+    ``allow_unknown_endpoint``)."""
     from scrambled_bench.integrations import get_harness
+    from scrambled_bench.integrations.base import read_logs_checked
     from scrambled_bench.integrations.pairing import compare_logged
     from scrambled_bench.metrics.statistics import CompareSettings
 
     harness = get_harness(harness_name)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    paired = compare_logged(folder, harness.read_logs(Path(folder)), settings)
+    paired = compare_logged(
+        folder,
+        read_logs_checked(harness, Path(folder)),
+        settings,
+        allow_unknown_endpoint=allow_unknown_endpoint,
+    )
     if not paired.section:
         raise ScrambledBenchError(
             f"{folder} holds no scrambled variants of other tasks (made by `scrambled-bench scramble "
@@ -364,9 +402,10 @@ def variants_report(
         figures=variant_figures(paired.section, harness.metric_label, subtitle),
         instances=variant_instances(paired, harness.metric_label),
         runs=[
-            (f"{canonical} and its variants", _run_details(entry))
+            (f"{canonical} and its variants", _run_details(entry, paired.groups.get(canonical)))
             for canonical, entry in paired.section.items()
         ],
+        unknown_endpoints=list(paired.unknown_endpoints),
     )
 
 

@@ -27,38 +27,25 @@ from scrambled_bench.integrations.base import (
 from scrambled_bench.integrations.labels import readable_metric
 
 
-def absolute_spec(spec: str) -> str:
-    """A file spec with its file made absolute (the task file loads it from wherever ``inspect eval`` runs);
-    a registry name as it is.
-
-    >>> absolute_spec("inspect_evals/arc_easy")
-    'inspect_evals/arc_easy'
-    >>> import os
-    >>> absolute_spec(os.path.relpath(__file__) + "@planets") == f"{Path(__file__).resolve()}@planets"
-    True
-    """
-    path, at, name = spec.partition("@")
-    if Path(path).is_file():
-        return f"{Path(path).resolve()}{at}{name}"
-    return spec
-
-
 class InspectHarness(Harness):
     """Inspect AI: tasks from its loader, logs from ``inspect eval --log-dir``."""
 
     name = "inspect"
     title = "Inspect AI"
-    spec = "TASK or FILE.py@TASK"
+    spec = "TASK or FILE.py[@TASK]"
     module = "inspect_ai"
     layout = LogLayout("inspect eval", "--log-dir", "", "logs (.eval or .json)")
     columns_are = "fields (input, choices)"
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[CanonicalTask]:
-        from scrambled_bench.integrations.inspect.scrambled import load_canonical
+        """The one task ``spec`` names: a registry name, or a task file (``FILE.py@TASK``; ``FILE.py`` where
+        it defines one task), its path made absolute so the written task file loads it from any folder."""
+        from scrambled_bench.integrations.inspect.scrambled import load_canonical, resolved_spec
         from scrambled_bench.integrations.inspect.variants import InspectCanonicalTask
 
-        spec = absolute_spec(spec)
-        loaded = load_canonical(spec)
+        label = f"{self.name}:{spec}"
+        spec = resolved_spec(spec, label)
+        loaded = load_canonical(spec, label=label)
         return [InspectCanonicalTask(loaded.name, spec, loaded)]
 
     def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:

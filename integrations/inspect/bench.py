@@ -231,7 +231,11 @@ def task_metadata(exported: ExportedTask, source: DataSource | None = None) -> d
 
 
 def bench_task(exported: ExportedTask, data: str | None = None, revision: str | None = None) -> Task:
-    """The Inspect task of one config (a one-line error for data that cannot be read)."""
+    """The Inspect task of one config (a one-line error for data that cannot be read); created by an eval,
+    its metadata records the endpoint of the model it runs against (RPG pairs three configs' logs, which
+    must share it: :func:`~.scrambled.endpoint_metadata`)."""
+    from scrambled_bench.integrations.inspect.scrambled import endpoint_metadata
+
     try:
         dataset_rows, source = config_rows(exported, data, revision)
     except ScrambledBenchError as exc:
@@ -243,7 +247,7 @@ def bench_task(exported: ExportedTask, data: str | None = None, revision: str | 
         metrics=[METRICS[metric.key]() for metric in exported.metrics],
         config=GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(exported.task.stop)),
         version=VERSION,
-        metadata=task_metadata(exported, source),
+        metadata={**task_metadata(exported, source), **endpoint_metadata()},
     )
 
 

@@ -10,7 +10,8 @@ A log folder may hold logs of three kinds of task, told apart by the task's meta
 - the canonical tasks those variants name.
 
 The newest log of each task is read (a folder re-run keeps the old logs), and only a run that ended
-``success``. A log's identity is its model, the model's base URL and the generation config it ran with;
+``success``. A log's identity is its model, the model's base URL (as Inspect logged it, else as the task
+recorded it: :func:`run_identity`) and the generation config it ran with;
 a sample's prompt is the last user turn of the conversation the model saw (after the task's solvers).
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
 from scrambled_bench.integrations.exported import PREFIX
 
@@ -45,9 +46,23 @@ def is_variant(metadata: dict[str, Any] | None) -> bool:
     return all(key in metadata for key in VARIANT_KEYS)
 
 
+UNKNOWN_ENDPOINT = (
+    "Inspect logs the base URL only when given as --model-base-url, and the task recorded none: it was not "
+    "written by `scrambled-bench scramble inspect:`, or was logged by an older version"
+)
+"""Why an Inspect log does not tell its endpoint."""
+
+
 def run_identity(header: Any) -> RunIdentity:
-    """A log's identity: its model, the model's base URL, and the generation config and model arguments
-    it ran with (the command line's, which win over a task's)."""
+    """A log's identity: its model, the endpoint the model was served from, and the generation config and
+    model arguments it ran with (the command line's, which win over a task's).
+
+    The endpoint is the base URL Inspect logged (``--model-base-url``), else the one the task recorded when
+    the eval created it (the task file of ``scramble inspect:``, the bench's tasks and
+    ``scrambled_bench/scrambled`` record it, however the base URL was given: :data:`~.scrambled.ENDPOINT_KEY`),
+    without a trailing slash; where neither is there the endpoint is unknown (:data:`UNKNOWN_ENDPOINT`)."""
+    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY
+
     spec = header.eval
     generate = spec.model_generate_config
     config = generate.model_dump(exclude_none=True) if generate is not None else {}
@@ -55,7 +70,15 @@ def run_identity(header: Any) -> RunIdentity:
         "generate_config": json.dumps(config, sort_keys=True, default=str) if config else None,
         "model_args": json.dumps(spec.model_args, sort_keys=True, default=str) if spec.model_args else None,
     }
-    return RunIdentity(str(spec.model), spec.model_base_url, settings, str(header.location))
+    metadata = spec.metadata or {}
+    unknown = ""
+    if spec.model_base_url:
+        endpoint: str | None = str(spec.model_base_url).rstrip("/")
+    elif ENDPOINT_KEY in metadata:
+        endpoint = str(metadata[ENDPOINT_KEY]).rstrip("/") if metadata[ENDPOINT_KEY] else None
+    else:
+        endpoint, unknown = None, UNKNOWN_ENDPOINT
+    return RunIdentity(str(spec.model), endpoint, settings, str(header.location), unknown)
 
 
 def newest_headers(folder: Path) -> list[Any]:
@@ -65,7 +88,14 @@ def newest_headers(folder: Path) -> list[Any]:
 
     newest: dict[str, Any] = {}
     for info in list_eval_logs(str(folder), recursive=True):
-        header = read_eval_log(info, header_only=True)
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception as exc:  # noqa: BLE001 - a file Inspect cannot read is one line naming it
+            where = info.name.removeprefix("file://")
+            raise ScrambledBenchError(
+                f"{where}: not a readable Inspect log ({type(exc).__name__}: {first_line(exc)}); move it out of "
+                "the log folder"
+            ) from None
         task = header.eval.task
         if task not in newest or header.eval.created > newest[task].eval.created:
             newest[task] = header

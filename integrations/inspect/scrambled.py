@@ -21,8 +21,10 @@ them all (:mod:`.variants`).
 
 from __future__ import annotations
 
+import ast
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task, task_with
@@ -38,6 +40,10 @@ FIELDS = ("input", "choices")
 DEFAULT_FIELDS = ("input",)
 WRAPPER = "scrambled_bench/scrambled"
 """The wrapper's name in Inspect."""
+TASK_FILE_SUFFIXES = (".py", ".ipynb")
+"""What Inspect's loader takes as a task file."""
+ENDPOINT_KEY = "scrambled_bench_endpoint"
+"""The task metadata key of the endpoint the evaluated model was served from (:func:`endpoint_metadata`)."""
 
 
 def chosen_fields(fields: str | Sequence[str]) -> tuple[str, ...]:
@@ -153,6 +159,148 @@ def scrambled_dataset(
     return MemoryDataset(out, name=name, location=dataset.location, shuffled=dataset.shuffled)
 
 
+def endpoint_metadata() -> dict[str, Any]:
+    """What a task records, when an eval creates it, about the endpoint of the model it evaluates:
+    ``{ENDPOINT_KEY: base URL}``, the URL the model's API resolved (``--model-base-url``, else the provider's
+    environment variable such as ``LLAMA_BASE_URL`` or ``OPENAI_BASE_URL``, else its default), without a
+    trailing slash; None where the model is served from no URL (``mockllm``). Empty outside an eval (a task
+    created before one knows no model).
+
+    Inspect's log records the base URL only when it was given as ``--model-base-url``
+    (``eval.model_base_url``), so without this two runs configured by the environment variable against two
+    servers would look alike.
+
+    >>> endpoint_metadata()
+    {}
+    """
+    from inspect_ai.model._model import active_model
+
+    model = active_model()
+    if model is None:
+        return {}
+    api = model.api
+    url = getattr(api, "base_url", None) or getattr(getattr(api, "client", None), "base_url", None)
+    return {ENDPOINT_KEY: str(url).rstrip("/") if url else None}
+
+
+def _prerequisite_text(exc: PrerequisiteError) -> str:
+    """An Inspect prerequisite error's message as one line, without the ``error:`` it may start with.
+
+    >>> _prerequisite_text(PrerequisiteError("error: data=x: no such folder"))
+    'data=x: no such folder'
+    """
+    text = str(exc.message).strip()
+    text = text.splitlines()[0] if text else "PrerequisiteError"
+    return text.removeprefix("error: ")
+
+
+def task_file_tasks(path: Path, label: str) -> list[str]:
+    """The tasks a task file defines, as Inspect's loader finds them (its top-level ``@task`` functions,
+    read without running the file); a one-line error, starting with ``label``, for a missing file, a folder,
+    a file that is not a task file or not Python.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.py").write_text("from inspect_ai import task\\n@task\\ndef a(): ...\\n@task(name='b2')\\ndef b(): ...\\n")
+    >>> task_file_tasks(folder / "t.py", "x")
+    ['a', 'b2']
+    >>> _ = (folder / "bad.py").write_text("def oops(:\\n")
+    >>> task_file_tasks(folder / "bad.py", "inspect:bad.py")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: inspect:bad.py: the file is not valid Python (line 1: invalid syntax)
+    """
+    from inspect_ai._util.decorator import parse_decorators
+
+    if path.is_dir():
+        raise ScrambledBenchError(
+            f"{label}: {path} is a folder; name one task file in it (FILE.py or FILE.py@TASK)"
+        )
+    if not path.exists():
+        raise ScrambledBenchError(f"{label}: no such file {path}")
+    if path.suffix.lower() not in TASK_FILE_SUFFIXES:
+        raise ScrambledBenchError(
+            f"{label}: {path.name} is not an Inspect task file (a .py or .ipynb file of @task functions)"
+        )
+    if path.suffix.lower() == ".py":
+        try:
+            ast.parse(path.read_bytes(), filename=str(path))
+        except SyntaxError as exc:
+            raise ScrambledBenchError(
+                f"{label}: the file is not valid Python (line {exc.lineno}: {exc.msg})"
+            ) from None
+        except ValueError as exc:  # null bytes
+            raise ScrambledBenchError(f"{label}: the file is not valid Python ({first_line(exc)})") from None
+    try:
+        return [name for name, _ in parse_decorators(path, "task")]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScrambledBenchError(f"{label}: cannot read the file ({first_line(exc)})") from None
+
+
+def _listed(names: Sequence[str], near: str | None = None) -> str:
+    """Task names, closest to ``near`` first where it is given.
+
+    >>> _listed(["lakes", "rivers", "seas"], "rivrs")
+    'rivers, seas, lakes'
+    """
+    if near is None:
+        return ", ".join(names)
+    closest = difflib.get_close_matches(near, names, n=len(names), cutoff=0.0)
+    return ", ".join([*closest, *(name for name in names if name not in closest)])
+
+
+def resolved_spec(spec: str, label: str | None = None) -> str:
+    """``spec`` as Inspect's loader takes it from any folder: a task file's path made absolute, with its task
+    named (a file of one task needs no ``@TASK``, as ``inspect eval FILE.py`` takes it); a registry name as
+    it is. One-line errors, starting with ``label`` (default ``task=SPEC``), for a task file that is missing,
+    not one, not Python, defines no task, several without one named, or not the one named (with its tasks,
+    closest first).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.py").write_text("from inspect_ai import task\\n@task\\ndef rivers(): ...\\n@task\\ndef lakes(): ...\\n")
+    >>> resolved_spec(f"{folder}/t.py@rivers") == f"{folder.resolve()}/t.py@rivers"
+    True
+    >>> resolved_spec("inspect_evals/arc_easy")
+    'inspect_evals/arc_easy'
+    >>> resolved_spec(f"{folder}/t.py@rivrs", "inspect:t.py@rivrs")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: inspect:t.py@rivrs: t.py has no task 'rivrs'; its tasks, closest first: rivers, lakes
+    >>> resolved_spec(f"{folder}/t.py", "inspect:t.py")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: inspect:t.py: t.py defines 2 tasks (rivers, lakes); name one, as t.py@TASK
+    """
+    from inspect_ai._util.registry import registry_lookup
+
+    label = label or f"task={spec}"
+    if "@" not in spec and registry_lookup("task", spec) is not None:
+        return spec
+    location, at, name = spec.rpartition("@") if "@" in spec else (spec, "", "")
+    path = Path(location).expanduser()
+    if not at and path.suffix.lower() not in TASK_FILE_SUFFIXES and not path.exists():
+        return spec  # a registry name (inspect_evals/arc_easy), or a spec naming none: Inspect's loader says
+    if not location:
+        raise ScrambledBenchError(f"{label}: names no task file before '@' (FILE.py@TASK)")
+    names = task_file_tasks(path, label)
+    if not names:
+        raise ScrambledBenchError(f"{label}: {path.name} defines no @task function")
+    if at and not name:
+        raise ScrambledBenchError(f"{label}: names no task after '@'; {path.name} defines {_listed(names)}")
+    if at and name not in names:
+        raise ScrambledBenchError(
+            f"{label}: {path.name} has no task {name!r}; its tasks, closest first: {_listed(names, name)}"
+        )
+    if not at:
+        if len(names) > 1:
+            raise ScrambledBenchError(
+                f"{label}: {path.name} defines {len(names)} tasks ({_listed(names)}); name one, as {path.name}@TASK"
+            )
+        [name] = names
+    return f"{path.resolve()}@{name}"
+
+
 def _closest_task_names(name: str) -> list[str]:
     """The registered task names nearest ``name`` (every installed package's, loaded for this)."""
     from inspect_ai._util.entrypoints import ensure_entry_points
@@ -163,27 +311,35 @@ def _closest_task_names(name: str) -> list[str]:
     return difflib.get_close_matches(name, names, n=3, cutoff=0.6)
 
 
-def load_canonical(spec: str, task_args: dict[str, Any] | None = None) -> Task:
-    """The one task ``spec`` names, through Inspect's loader; a one-line error for an unknown name (with the
-    closest registered names) or a spec naming several tasks."""
+def load_canonical(spec: str, task_args: dict[str, Any] | None = None, label: str | None = None) -> Task:
+    """The one task ``spec`` names, through Inspect's loader (a task file's as :func:`resolved_spec` names
+    it); a one-line error, starting with ``label`` (default ``task=SPEC``), for an unknown name (with the
+    closest registered names), a bad task file, a task that cannot be created (the error it raised, Inspect's
+    prerequisite errors included) or a spec naming several tasks."""
     from inspect_ai._eval.loader import load_task_spec
 
+    label = label or f"task={spec}"
+    resolved = resolved_spec(spec, label)
     try:
-        tasks = load_task_spec(spec, dict(task_args or {}))
-    except (PrerequisiteError, ScrambledBenchError):
+        tasks = load_task_spec(resolved, dict(task_args or {}))
+    except ScrambledBenchError:
         raise
+    except PrerequisiteError as exc:
+        raise ScrambledBenchError(f"{label}: {_prerequisite_text(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - Inspect's loader raises anything for a bad spec; say it in one line
-        raise ScrambledBenchError(f"task={spec}: cannot load it ({first_line(exc)})") from None
+        raise ScrambledBenchError(
+            f"{label}: cannot load it ({type(exc).__name__}: {first_line(exc)})"
+        ) from None
     if not tasks:
         closest = _closest_task_names(spec)
         hint = f"; closest: {', '.join(closest)}" if closest else ""
         raise ScrambledBenchError(
-            f"task={spec}: no such Inspect task (a registry name such as inspect_evals/arc_easy, or "
+            f"{label}: no such Inspect task (a registry name such as inspect_evals/arc_easy, or "
             f"file.py@task){hint}"
         )
     if len(tasks) > 1:
         raise ScrambledBenchError(
-            f"task={spec}: names {len(tasks)} tasks ({', '.join(t.name for t in tasks)}); name one, as file.py@task"
+            f"{label}: names {len(tasks)} tasks ({', '.join(t.name for t in tasks)}); name one, as file.py@task"
         )
     return tasks[0]
 
@@ -214,6 +370,7 @@ def scrambled_variant(
         "seed": seed,
         "fields": list(fields),
         "scrambled_bench_version": __version__,
+        **endpoint_metadata(),
     }
     dataset = scrambled_dataset(canonical.dataset, scramble_type, fields, seed=seed)
     return task_with(canonical, dataset=dataset, name=f"{name}_{scramble_type}", metadata=metadata)

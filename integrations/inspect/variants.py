@@ -15,9 +15,12 @@ run. Run it whole, or one task at a time (``inspect eval FILE@<name>_kfl``) into
 from __future__ import annotations
 
 import keyword
+import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from scrambled_bench.integrations.base import CanonicalTask, ScrambleRequest, WrittenVariants
@@ -29,12 +32,23 @@ FOLDER = "inspect"
 MODULE_FILE = "scrambled_tasks.py"
 HEADER = '''"""Scrambled variants of the Inspect task {spec}, written by `{command}`.
 
-One `inspect eval` runs the comparison, the canonical task beside one variant per type:
+One `inspect eval` runs the comparison, the canonical task beside one variant per type; from this folder:
 
-    inspect eval {path} --model MODEL --log-dir LOGS
+    inspect eval {file} --model MODEL --log-dir LOGS
     scrambled-bench score --from inspect LOGS
 
-or one task at a time into the same log folder (`inspect eval {path}@{name}_kfl ...`).
+from any folder, each task named (Inspect's loader looks for a file given without @TASK with Path.glob,
+which refuses an absolute path):
+
+    inspect eval {tasks} --model MODEL --log-dir LOGS
+
+or one task at a time into the same log folder:
+
+    inspect eval {path}@{name}_kfl ...
+
+Each task records in its metadata the endpoint of the model it runs against ({endpoint_key}),
+which Inspect's own log keeps only when given as --model-base-url: `score --from inspect` pairs the runs
+of one endpoint only.
 """
 
 from inspect_ai import Task, task
@@ -95,12 +109,14 @@ class InspectCanonicalTask(CanonicalTask):
 
 
 def canonical_task(spec: str, name: str, task_args: Mapping[str, Any] | None = None) -> Any:
-    """The task ``spec`` names, through Inspect's loader, renamed ``name`` (the task file's canonical task)."""
+    """The task ``spec`` names, through Inspect's loader, renamed ``name`` (the task file's canonical task),
+    its metadata recording the endpoint it runs against (:func:`~.scrambled.endpoint_metadata`)."""
     from inspect_ai import task_with
 
-    from scrambled_bench.integrations.inspect.scrambled import load_canonical
+    from scrambled_bench.integrations.inspect.scrambled import endpoint_metadata, load_canonical
 
-    return task_with(load_canonical(spec, dict(task_args or {})), name=name)
+    loaded = load_canonical(spec, dict(task_args or {}))
+    return task_with(loaded, name=name, metadata={**(loaded.metadata or {}), **endpoint_metadata()})
 
 
 def variant_task(
@@ -129,12 +145,18 @@ def task_file(task: InspectCanonicalTask, request: ScrambleRequest, path: str) -
     >>> 'NAME = "planets"' in text.replace("'", '"'), "def planets_kfl() -> Task:" in text
     (True, True)
     """
+    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY
+
     fields = list(request.columns)
+    names = [task.short, *(f"{task.short}_{scramble_type}" for scramble_type in request.all_types)]
     text = HEADER.format(
         spec=task.spec,
         command=request.command or f"scrambled-bench scramble {request.source}",
+        file=Path(path).name,
+        tasks=" ".join(f"{path}@{name}" for name in names),
         path=path,
         name=task.short,
+        endpoint_key=ENDPOINT_KEY,
         task_args=dict(task.task_args),
         fields=fields,
         seed=request.seed,
@@ -161,17 +183,27 @@ def write_task_file(task: InspectCanonicalTask, request: ScrambleRequest) -> Wri
                 "outputs": {f"{FOLDER}/{MODULE_FILE}": {}},
             },
         )
-    return WrittenVariants(
-        out,
-        "inspect",
-        [task.name],
-        f"inspect eval {final} --model MODEL --log-dir LOGS",
-    )
+    return WrittenVariants(out, "inspect", [task.name], run_hint(final))
+
+
+def run_hint(task_file: Path, cwd: Path | None = None) -> str:
+    """The command that runs a task file whole, as ``scramble`` prints it: its path relative to the folder
+    ``scramble`` ran in, which ``inspect eval`` takes wherever ``--out`` was (Inspect's loader looks for a
+    file given without ``@TASK`` with ``Path.glob``, which refuses an absolute path).
+
+    >>> run_hint(Path("/work/out/inspect/scrambled_tasks.py"), Path("/work"))
+    'inspect eval out/inspect/scrambled_tasks.py --model MODEL --log-dir LOGS'
+    >>> run_hint(Path("/data/out/inspect/scrambled_tasks.py"), Path("/work/a"))
+    'inspect eval ../../data/out/inspect/scrambled_tasks.py --model MODEL --log-dir LOGS'
+    """
+    relative = os.path.relpath(task_file, cwd if cwd is not None else Path.cwd())
+    return f"inspect eval {shlex.quote(relative)} --model MODEL --log-dir LOGS"
 
 
 __all__ = [
     "InspectCanonicalTask",
     "canonical_task",
+    "run_hint",
     "short_name",
     "task_file",
     "variant_task",

@@ -21,8 +21,14 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
+from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.integrations.base import (
+    LoggedDocument,
+    LoggedTask,
+    MetricValue,
+    RunIdentity,
+    checked_results,
+)
 
 RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.json$")
 DETAILS = re.compile(r"^details_(?P<task>.+\|\d+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.parquet$")
@@ -169,7 +175,11 @@ def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDoc
     from scrambled_bench.integrations.scoring import first_text, logged_meta
 
     documents: dict[Hashable, LoggedDocument] = {}
-    for index, row in in_dataset_order(pq.read_table(path).to_pylist()):
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ScrambledBenchError(f"{path}: unreadable lighteval details file ({first_line(exc)})") from None
+    for index, row in in_dataset_order(rows):
         where = f"{path}: row {index}"
         doc, response = row.get("doc") or {}, row.get("model_response") or {}
         doc_id = doc.get("id")
@@ -207,9 +217,13 @@ def _results_files(folder: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
         if match is None:
             continue
         try:
-            found[match["date"]] = (path, json.loads(path.read_text(encoding="utf-8")))
+            document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ScrambledBenchError(f"{path}: unreadable lighteval results file ({exc})") from None
+        found[match["date"]] = (
+            path,
+            checked_results(path, document, "lighteval", ("config_tasks", "results")),
+        )
     return found
 
 

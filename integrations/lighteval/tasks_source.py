@@ -95,6 +95,11 @@ class LightevalCanonicalTask(DatasetTask):
     def num_fewshots(self) -> int:
         return int(self.config.num_fewshots)
 
+    @property
+    def num_fewshot(self) -> int | None:
+        """The spec's number of demonstrations (``suite|task|N``)."""
+        return self.num_fewshots
+
     def describe(self) -> dict[str, Any]:
         return {"task": self.name, "module": self.module, "eval_splits": self.eval_splits,
                 "demo_split": self.demo_split, "num_fewshots": self.num_fewshots}  # fmt: skip

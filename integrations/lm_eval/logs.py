@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
+from scrambled_bench.integrations.base import (
+    LoggedDocument,
+    LoggedTask,
+    MetricValue,
+    RunIdentity,
+    checked_results,
+)
 
 #: lm-eval names its per-task logs samples_<task>_<date>.jsonl (date like 2026-11-23T13-22-33.501500)
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.jsonl$")
@@ -237,9 +243,13 @@ def _results_files(folder: Path) -> dict[tuple[Path, str], tuple[Path, dict[str,
         if match is None:
             continue
         try:
-            found[(path.parent, match["date"])] = (path, json.loads(path.read_text(encoding="utf-8")))
+            document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ScrambledBenchError(f"{path}: unreadable lm-eval results file ({exc})") from None
+        found[(path.parent, match["date"])] = (
+            path,
+            checked_results(path, document, "lm-eval", ("configs", "results")),
+        )
     return found
 
 

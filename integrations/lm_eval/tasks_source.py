@@ -82,6 +82,12 @@ class LmEvalCanonicalTask(DatasetTask):
         return self.eval_split
 
     @property
+    def num_fewshot(self) -> int | None:
+        """The task config's ``num_fewshot`` (lm-eval's default: 0; ``lm_eval --num_fewshot`` overrides it)."""
+        shots = self.config.get("num_fewshot")
+        return int(shots) if isinstance(shots, int) else 0
+
+    @property
     def splits(self) -> list[str]:
         """Every split the task names, the evaluation split first."""
         named = [self.eval_split, self.demo_split]

@@ -37,6 +37,26 @@ def test_harness_scores_footnote_an_undefined_rpg(capsys) -> None:
     assert f"[1] RPG undefined: {UNDEFINED}" in out
 
 
+def test_a_scrambled_variants_undefined_rpg_is_footnoted_as_report_does(capsys) -> None:
+    """``score --from HARNESS``'s table of scrambled variants (issue 43: the cell was blank): ``undefined``
+    with the reason below, the words of ``report --from``'s table."""
+    from scrambled_bench.report.variants import variant_tables
+
+    gain = {"value": None, "ci": None, "undefined": UNDEFINED}
+    kfl = {"value": 0.5, "difference": 0.0, "ci": [0.0, 0.0], "mcnemar_p": 1.0, "n_paired": 2, "n_unpaired": 0,
+           "relative_performance_gain": gain}  # fmt: skip
+    section = {"quiz": {"metrics": {"acc,none": {"value": 0.5, "n": 2}},
+                        "types": {"kfl": {"task": "quiz_kfl", "n_unpaired": 0, "metrics": {"acc,none": kfl}},
+                                  "sub": {"task": "quiz_sub", "n_unpaired": 0, "metrics": {"acc,none": {
+                                      **kfl, "relative_performance_gain": None}}}}}}  # fmt: skip
+    document = {**harness_scores({}), "scrambled_tasks": section}
+    print_config_scores(document, console())
+    out = capsys.readouterr().out
+    assert "undefined [1]" in out and f"[1] RPG undefined: {UNDEFINED}" in out
+    [table] = variant_tables(section)
+    assert table.rows[1][7] == "undefined [1]" and table.notes == [f"[1] RPG undefined: {UNDEFINED}"]
+
+
 def test_an_rpg_over_an_original_accuracy_no_better_than_chance_is_footnoted(capsys) -> None:
     """The issue's case: 23.3 % on a 4-way task, whose interval holds chance (25 %): RPG is shown with a
     footnote that it means nothing there; a clearly better original accuracy gets none."""

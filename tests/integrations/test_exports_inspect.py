@@ -135,19 +135,26 @@ def _scripted_model(answers: dict[str, str]):
 
 def _run_dream(log_dir: Path, kfl_right: int = 2) -> dict[str, object]:
     """ScrQA on DREAM at original (every answer right), kfl (the first ``kfl_right`` right) and sub (none
-    right): an RPG of kfl_right / n. Returns Inspect's own metrics per config."""
+    right): an RPG of kfl_right / n. Returns Inspect's own metrics per config. The eval creates the tasks (as
+    ``inspect eval`` does), so each records the endpoint it runs against (none, for mockllm)."""
     from inspect_ai import eval as inspect_eval
 
     answers: dict[str, str] = {}
     tasks = []
     for scramble_type in ("original", "kfl", "sub"):
-        task = inspect_tasks.TASKS[f"scrqa_dream_{scramble_type}"](data=str(TINY_BUILD))
-        for index, sample in enumerate(task.dataset):
+        task = inspect_tasks.TASKS[f"scrqa_dream_{scramble_type}"]
+        for index, sample in enumerate(task(data=str(TINY_BUILD)).dataset):
             right = scramble_type == "original" or (scramble_type == "kfl" and index < kfl_right)
             wrong = "B" if sample.target[0] == "A" else "A"
             answers[sample.input] = f"{sample.target[0] if right else wrong}."
         tasks.append(task)
-    logs = inspect_eval(tasks, model=_scripted_model(answers), log_dir=str(log_dir), display="none")
+    logs = inspect_eval(
+        tasks,
+        task_args={"data": str(TINY_BUILD)},
+        model=_scripted_model(answers),
+        log_dir=str(log_dir),
+        display="none",
+    )
     return {log.eval.metadata["scrambled_bench_config"]: log.results.scores[0].metrics for log in logs}
 
 

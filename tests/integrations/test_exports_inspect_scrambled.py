@@ -181,7 +181,16 @@ def test_a_folder_with_the_bench_and_a_variant_of_a_bench_task_gives_both_sectio
         return ModelOutput.from_content(model="mockllm", content=answers[messages[-1].text])
 
     model = get_model("mockllm/model", custom_outputs=answer)
-    inspect_eval([canonical, variant], model=model, log_dir=str(tmp_path / "logs"), display="none")
+    # the eval creates the tasks (as `inspect eval` does), so each records the endpoint it runs against
+    inspect_eval(
+        inspect_tasks.TASKS["scrqa_dream_original"], task_args={"data": str(TINY_BUILD)}, model=model,
+        log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
+    inspect_eval(
+        scrambled, task_args={"task": "scrambled_bench/scrqa_dream_original", "type": "kfl",
+                              "task_args": {"data": str(TINY_BUILD)}},
+        model=model, log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
     capsys.readouterr()
     assert main(["score", "--from", "inspect", str(tmp_path / "logs")]) == 0
     document = json.loads(capsys.readouterr().out)

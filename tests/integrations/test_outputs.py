@@ -50,7 +50,11 @@ def test_an_inspect_output_grows_by_the_types_asked_and_refuses_other_settings(
     task_file = out / "inspect" / "scrambled_tasks.py"
 
     assert _scramble(spec, out, "input", "kfl") == 0
-    assert _scramble(spec, out, "input", "sub") == 0  # grows: kfl kept, sub added
+    assert "kept" not in capsys.readouterr().out
+    assert _scramble(spec, out, "input", "sub,kfl") == 0  # grows: sub added; kfl asked again, not kept
+    assert "kept" not in capsys.readouterr().out
+    assert _scramble(spec, out, "input", "sub") == 0  # grows: kfl kept, and the command says so
+    assert f"into {out}; kept kfl from the previous output; run: inspect eval " in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["types"] == ["kfl", "sub"] and manifest["stream_version"] >= 1
     text = task_file.read_text()
