@@ -24,9 +24,11 @@ A scrambled word differs from the original whenever some other arrangement of it
 under the type's constraints (for example ``"book"`` under ``kfl`` cannot change).
 
 Lists (:func:`scramble_items`): the items of one list (a row's choices) that differ stay different once
-scrambled. An item that comes out equal to another item's output is drawn again, from the stream of its
-next draw number, until it differs; an item the type leaves unchanged (``"Au"`` under ``kfl``) stays as it
-is, and a changed item never comes out as one of those.
+scrambled, and no item takes the original text of another: an item that comes out as another item's output
+or as another item's original (``"form"`` as ``"from"`` beside a choice ``"from"``) is drawn again, from the
+stream of its next draw number, until it is neither. An item the type leaves unchanged (``"Au"`` under
+``kfl``) stays as it is, and so does an item that no draw of :data:`MAX_REDRAWS` frees (``"from"`` under
+``kfl`` can only become ``"form"``).
 """
 
 from __future__ import annotations
@@ -913,24 +915,30 @@ def scramble(
 
 
 MAX_REDRAWS = 32
-"""Draws after the first that :func:`scramble_items` tries for a list item whose output another item has."""
+"""Draws after the first that :func:`scramble_items` tries for a list item whose output another item has,
+as its output or as its original text; after them the item keeps its original text."""
 
 
 def scramble_items(
     texts: Sequence[str | None], scramble_type: str, *, seed: int, sample_id: str, place: TextPlace | str
 ) -> list[str | None]:
-    """The items of one list (a row's choices) scrambled, item ``i`` at ``place.item(i)``, and distinct
-    where their originals are.
+    """The items of one list (a row's choices) scrambled, item ``i`` at ``place.item(i)``: distinct where
+    their originals are, and none equal to another item's original text.
 
-    Items the type leaves unchanged (too short, say) stay as they are and are placed first; then, in list
-    order, an item whose output another item with a different original already has is drawn again (draw
-    1, 2, ... of its place: deterministic) until it differs. An item that no draw of :data:`MAX_REDRAWS`
-    separates stays as it is. A missing item (None) stays missing.
+    Every original text is held by its own item(s) first, then, in list order, an item whose output another
+    item (with a different original) holds, as its original or as an earlier output, is drawn again (draw
+    1, 2, ... of its place: deterministic) until it is free. An item no draw of :data:`MAX_REDRAWS` frees
+    keeps its original text, which no other item can hold, so the draws are bounded and a valid list always
+    results (under ``kfl`` a four-letter word has one other arrangement; where that arrangement is another
+    choice, the word stays). Items the type leaves unchanged (too short, say) stay as they are. A missing
+    item (None) stays missing.
 
     >>> scramble_items(["Au", "Ag", "Gd", "Go"], "sub", seed=0, sample_id="1", place="choices")
     ['Cv', 'jF', 'OP', 'Ih']
+    >>> scramble_items(["form", "from", "farm", "firm"], "kfl", seed=0, sample_id="1", place="choices")
+    ['form', 'from', 'fram', 'frim']
     >>> scramble_items(["Mars", "Mras", "Sun", None], "kfl", seed=0, sample_id="1", place="choices")
-    ['Mras', 'Mars', 'Sun', None]
+    ['Mars', 'Mras', 'Sun', None]
     """
     place = TextPlace.of(place)
     scrambled = [
@@ -939,8 +947,8 @@ def scramble_items(
         else scramble(text, scramble_type, seed=seed, sample_id=sample_id, place=place.item(index))
         for index, text in enumerate(texts)
     ]
-    # output -> the original that produced it (items with equal originals may share an output)
-    taken = {out: text for text, out in zip(texts, scrambled) if text is not None and out == text}
+    # output -> the original that holds it: every original holds itself (equal originals may share it)
+    taken = {text: text for text in texts if text is not None}
     for index, (text, out) in enumerate(zip(texts, scrambled)):
         if text is None or out == text:
             continue

@@ -436,12 +436,15 @@ def _rpg_cell(gain: Mapping[str, Any], notes: Any) -> str:
 
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     """Derived tasks against their canonical task: per metric and type, the harness's value (percent) and the
-    paired difference with its interval (percentage points), McNemar's p and RPG (percent, as the tables)."""
+    paired difference with its interval (percentage points; Tango's for 0/1 metrics, beside the McNemar
+    score test's p it inverts), McNemar's p and RPG (percent, as the tables), the paired count marked where
+    the comparison is underpowered."""
     from rich.table import Table
 
     def percent(value: Any) -> str:
         return "" if value is None else f"{100 * value:.1f}"
 
+    from scrambled_bench.metrics.statistics import underpowered_note
     from scrambled_bench.tables import Footnotes
 
     notes = Footnotes()
@@ -476,13 +479,22 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
         for scramble_type, variant in entry["types"].items():
             for key, metric in variant["metrics"].items():
                 ci = metric.get("ci")
+                paired = str(metric.get("n_paired", metric.get("n")))
+                if metric.get("underpowered"):
+                    paired += f" {notes.mark(underpowered_note(metric['underpowered_below']))}"
                 table.add_row(
                     canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
                     f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
                     "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
                     _rpg_cell(metric.get("relative_performance_gain") or {}, notes),
-                    str(metric.get("n_paired", metric.get("n"))),
+                    paired,
                 )  # fmt: skip
     print_table(out, table)
+    out.print(
+        "interval: Tango's score interval for 0/1 metrics, which excludes 0 exactly when the McNemar score "
+        "test's p beside it is below 1 - level; a paired bootstrap for other metrics (no p)",
+        markup=False,
+        highlight=False,
+    )
     for line in notes.lines():
         out.print(line, markup=False, highlight=False)

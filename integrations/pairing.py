@@ -19,15 +19,17 @@ A harness (lm-eval, lighteval, Inspect) scores every document of a canonical tas
 variant of it; the variant's documents are the canonical ones with some columns scrambled, under the same
 ids. What scrambling costs is then measured per document: :func:`paired_difference` pairs the two runs'
 per-document scores by id (after checking that each pair shares its target, else they are not the same
-document), and gives the mean difference (variant minus canonical, so a drop is negative) with a paired
-bootstrap interval, plus McNemar's exact test where every score is 0 or 1. :func:`rpg` gives the paper's
-relative performance gain where the fully substituted variant (``sub``) ran too.
+document), and gives the mean difference (variant minus canonical, so a drop is negative) with its interval:
+where every score is 0 or 1, Tango's score interval for paired proportions with the McNemar score test it
+inverts (the two never contradict) and a flag where too few documents are paired to detect a 10-point
+difference; otherwise a paired bootstrap interval. :func:`rpg` gives the paper's relative performance gain
+where the fully substituted variant (``sub``) ran too.
 
 Pure functions over plain mappings, no I/O: the lm-eval and Inspect readers share them. The statistics are
-:mod:`scrambled_bench.metrics.statistics`' (``paired_bootstrap``, ``mcnemar_exact``), as ``report --compare``'s, and RPG is the packaged
-``relative_performance_gain`` module's (through ``harness.aggregate.gain_score``), so a paired drop here and
-one in ``report --compare`` or ``results.json`` cannot disagree. Every value is a fraction, as results.json
-stores them.
+:mod:`scrambled_bench.metrics.statistics`' (``paired_proportions``, ``paired_bootstrap``), as
+``report --compare``'s, and RPG is the packaged ``relative_performance_gain`` module's (through
+``harness.aggregate.gain_score``), so a paired drop here and one in ``report --compare`` or ``results.json``
+cannot disagree. Every value is a fraction, as results.json stores them.
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ from scrambled_bench.integrations.base import NO_TARGET, LoggedTask, RunIdentity
 from scrambled_bench.metrics.statistics import (
     DEFAULT_SETTINGS,
     CompareSettings,
-    mcnemar_exact,
     mean_interval,
     paired_bootstrap,
+    paired_proportions,
     resampled_mean,
 )
 
@@ -88,7 +90,8 @@ def _as_doc_score(value: DocScore | float) -> DocScore:
 
 
 def is_binary(*runs: Scores) -> bool:
-    """Whether every score of every run is 0 or 1 (a right/wrong metric: McNemar and RPG apply).
+    """Whether every score of every run is 0 or 1 (a right/wrong metric: Tango's interval, McNemar's test
+    and RPG apply).
 
     >>> is_binary({1: 1.0, 2: 0}, {1: DocScore(1.0, "A")}), is_binary({1: 0.5})
     (True, False)
@@ -110,13 +113,21 @@ def _paired_ids(canonical: Mapping[Hashable, DocScore], variant: Mapping[Hashabl
 
 
 def _method(settings: CompareSettings, binary: bool, interval: str = "bca") -> str:
-    """How a paired record was computed; ``interval`` is the bootstrap's method (BCa, or percentile where
-    BCa is undefined)."""
-    method = (
+    """How a paired record was computed: for 0/1 scores Tango's interval and the test it inverts; else the
+    bootstrap, ``interval`` its method (BCa, or percentile where BCa is undefined).
+
+    >>> _method(CompareSettings(), True)
+    "Tango's score interval for paired proportions (0.95), with the McNemar score test (chi-square, no continuity correction) it inverts"
+    """
+    if binary:
+        return (
+            f"Tango's score interval for paired proportions ({settings.confidence_level:g}), with the McNemar "
+            "score test (chi-square, no continuity correction) it inverts"
+        )
+    return (
         f"paired bootstrap over document ids ({settings.n_resamples} resamples, "
         f"{settings.confidence_level:g} {interval} interval, seed {settings.seed})"
     )
-    return method + "; McNemar exact test" if binary else method
 
 
 def paired_difference(
@@ -125,19 +136,24 @@ def paired_difference(
     """The variant's mean score minus the canonical's over the documents both scored, with its interval.
 
     Returns ``canonical`` and ``variant`` (the two means over the paired documents), ``difference``
-    (variant minus canonical), ``ci`` (``[low, high]`` of a paired bootstrap: the same resampled ids for
-    both), ``method`` (in words), ``mcnemar_p`` (McNemar's exact test where every score is 0 or 1, else
-    None), ``n_paired`` and ``n_unpaired`` (documents only one run scored). With no document in common the
-    numbers are None. Raises :class:`ScrambledBenchError` when a pair's targets differ.
+    (variant minus canonical), ``ci`` (``[low, high]``), ``method`` (in words), ``mcnemar_p``,
+    ``discordant``, ``underpowered`` and ``underpowered_below``, ``n_paired`` and ``n_unpaired`` (documents
+    only one run scored). Where every score is 0 or 1, ``ci`` is Tango's score interval for paired
+    proportions and ``mcnemar_p`` the McNemar score test it inverts (so ``ci`` excludes 0 exactly when
+    ``mcnemar_p`` < 1 - level), ``discordant`` counts the documents the canonical got right and the variant
+    wrong (``lost``) and the reverse (``gained``), and ``underpowered`` says whether fewer than
+    ``underpowered_below`` documents are paired (:func:`~scrambled_bench.metrics.statistics.underpowered_below`).
+    Otherwise ``ci`` is a paired bootstrap (the same resampled ids for both) and those three are None. With
+    no document in common the numbers are None. Raises :class:`ScrambledBenchError` when a pair's targets
+    differ.
 
     >>> canonical = {0: DocScore(1, "A"), 1: DocScore(1, "B"), 2: DocScore(0, "C"), 3: DocScore(1, "D")}
     >>> variant = {0: DocScore(0, "A"), 1: DocScore(1, "B"), 2: DocScore(0, "C"), 4: DocScore(1, "E")}
     >>> record = paired_difference(canonical, variant, CompareSettings(n_resamples=200))
-    >>> record["difference"], record["n_paired"], record["n_unpaired"], record["mcnemar_p"]
-    (-0.3333333333333333, 3, 2, 1.0)
-    >>> low, high = record["ci"]
-    >>> low <= record["difference"] <= high <= 0.0
-    True
+    >>> record["difference"], record["n_paired"], record["n_unpaired"], round(record["mcnemar_p"], 4)
+    (-0.3333333333333333, 3, 2, 0.3173)
+    >>> [round(bound, 4) for bound in record["ci"]], record["discordant"], record["underpowered"]
+    ([-0.7923, 0.4153], {'lost': 1, 'gained': 0}, True)
     >>> paired_difference({0: 0.5}, {0: 0.25})["mcnemar_p"] is None
     True
     >>> paired_difference({0: DocScore(1, "A")}, {0: DocScore(1, "B")})
@@ -157,6 +173,9 @@ def paired_difference(
         "ci": None,
         "method": _method(settings, binary),
         "mcnemar_p": None,
+        "discordant": None,
+        "underpowered": None,
+        "underpowered_below": None,
         "n_paired": len(ids),
         "n_unpaired": n_unpaired,
     }
@@ -164,18 +183,27 @@ def paired_difference(
         return record
     base = np.array([canonical[i].score for i in ids], dtype=float)
     other = np.array([variant[i].score for i in ids], dtype=float)
-    found = paired_bootstrap(resampled_mean, base, other, settings)
-    interval = found["interval"]
-    if interval is not None:
-        record["method"] = _method(settings, binary, found["method"])
     record.update(
         canonical=float(base.mean()) + 0.0,
         variant=float(other.mean()) + 0.0,
         difference=float(other.mean() - base.mean()) + 0.0,
-        ci=None if interval is None else [float(interval[0]) + 0.0, float(interval[1]) + 0.0],
     )
     if binary:
-        record["mcnemar_p"], _ = mcnemar_exact(base.astype(bool), other.astype(bool))
+        found = paired_proportions(base.astype(bool), other.astype(bool), settings)
+        lost, gained = found["discordant"]
+        record.update(
+            ci=[float(bound) + 0.0 for bound in found["interval"]],
+            mcnemar_p=found["p_value"],
+            discordant={"lost": lost, "gained": gained},
+            underpowered=found["underpowered"],
+            underpowered_below=found["underpowered_below"],
+        )
+        return record
+    found = paired_bootstrap(resampled_mean, base, other, settings)
+    interval = found["interval"]
+    if interval is not None:
+        record["method"] = _method(settings, binary, found["method"])
+        record["ci"] = [float(interval[0]) + 0.0, float(interval[1]) + 0.0]
     return record
 
 

@@ -6,11 +6,16 @@ is compared with it, config by config, on the samples both answered with the sam
 config they share:
 
 - the difference (other minus baseline) of each metric of the task (Acc, RPG, ED, RR) on those samples,
-  with a **paired bootstrap** interval: the same resampled ids for both runs (seeded), BCa where it is
-  defined and the percentile interval where it is not;
-- one test per config: **McNemar's exact test** on the discordant pairs for accuracy (statsmodels), the
-  **Wilcoxon signed-rank test** on per-sample edit distances for ScrRec (scipy; RR on the same samples
-  moves with ED exactly, so it shares that test);
+  with its interval: for accuracy (paired right/wrong answers) **Tango's score interval** for the
+  difference of paired proportions, for ED, RR and RPG a **paired bootstrap** interval: the same resampled
+  ids for both runs (seeded), BCa where it is defined and the percentile interval where it is not;
+- one test per config: the **McNemar score test** on the discordant pairs for accuracy (the chi-square
+  without continuity correction, statsmodels), which Tango's interval inverts, so the interval excludes 0
+  exactly when p < 1 - level; the **Wilcoxon signed-rank test** on per-sample edit distances for ScrRec
+  (scipy; RR on the same samples moves with ED exactly, so it shares that test);
+- an **underpowered** mark on an accuracy row with fewer shared samples than the McNemar score test needs
+  to detect a 10-point difference with the stated power even at its most favourable
+  (:func:`~scrambled_bench.metrics.statistics.underpowered_below`: 54 at alpha 0.05 and 80 % power);
 - **Benjamini-Hochberg**-adjusted p-values across every test in the comparison (statsmodels);
 - **Wilson intervals** for each run's accuracy, as in results.json;
 - the **minimum detectable difference**: the smallest true difference that a two-sided test at level
@@ -37,14 +42,16 @@ from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.tasks import TaskConfig, get_task
 from scrambled_bench.harness.tasks.base import ACCURACY, ED, RPG, RR, Metric
 from scrambled_bench.metrics.statistics import (
-    BCA,
+    MCNEMAR_SCORE,
+    PERCENTILE,
     CompareSettings,
     benjamini_hochberg,
-    mcnemar_exact,
     minimum_detectable_difference,
     paired_bootstrap,
+    paired_proportions,
     resampled_mean,
     standard_error,
+    underpowered_note,
     wilcoxon_p,
     wilson_percent,
 )
@@ -53,7 +60,7 @@ from scrambled_bench.report.runs import Run
 from scrambled_bench.tables import Footnotes, ReportTable
 
 SAMPLES_FILE = "samples.jsonl"
-MCNEMAR = "McNemar exact"
+MCNEMAR = MCNEMAR_SCORE
 WILCOXON = "Wilcoxon signed-rank"
 
 
@@ -71,7 +78,7 @@ class MetricComparison:
     difference: float | None = None
     interval: tuple[float, float] | None = None
     interval_method: str | None = None
-    """How ``interval`` was made: ``bca``, or ``percentile`` where BCa is undefined."""
+    """How ``interval`` was made: ``tango`` (Acc), else ``bca``, or ``percentile`` where BCa is undefined."""
     undefined_resamples: int = 0
     test: str | None = None
     p_value: float | None = None
@@ -81,6 +88,9 @@ class MetricComparison:
     wilson_other: tuple[float, float] | None = None
     discordant: tuple[int, int] | None = None
     """McNemar's discordant pairs: (baseline right and other wrong, baseline wrong and other right)."""
+    underpowered: bool | None = None
+    """Acc: whether fewer samples are shared than ``underpowered_below`` (None for the other metrics)."""
+    underpowered_below: int | None = None
     note: str = ""
 
 
@@ -200,13 +210,11 @@ def _accuracy(shared: _Shared, settings: CompareSettings) -> MetricComparison:
     right_b = np.array([bool(shared.b[i]["correct"]) for i in ids])
     row = shared.row(ACCURACY, right_a.mean() * 100.0, right_b.mean() * 100.0)
     row.difference = row.other - row.baseline
-    _set_interval(
-        row,
-        paired_bootstrap(
-            resampled_mean, right_a.astype(float) * 100.0, right_b.astype(float) * 100.0, settings
-        ),
-    )
-    row.p_value, row.discordant = mcnemar_exact(right_a, right_b)
+    found = paired_proportions(right_a, right_b, settings)
+    row.interval = (found["interval"][0] * 100.0, found["interval"][1] * 100.0)
+    row.interval_method = found["method"]
+    row.p_value, row.discordant = found["p_value"], found["discordant"]
+    row.underpowered, row.underpowered_below = found["underpowered"], found["underpowered_below"]
     row.test = MCNEMAR
     row.wilson_baseline = wilson_percent(int(right_a.sum()), len(ids), settings.confidence_level)
     row.wilson_other = wilson_percent(int(right_b.sum()), len(ids), settings.confidence_level)
@@ -455,6 +463,8 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
             shared = f"{row.n_shared}"
             if row.n_shared < max(row.n_baseline, row.n_other):
                 shared += f" of {row.n_baseline}/{row.n_other}"
+            if row.underpowered:
+                shared += f" {notes.mark(underpowered_note(row.underpowered_below, settings))}"
             baseline, other = _number(row.baseline), _number(row.other)
             if row.wilson_baseline:
                 baseline += f" {_interval(row.wilson_baseline)}"
@@ -491,7 +501,7 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
 
 def _percentile_mark(row: MetricComparison, notes: Footnotes) -> str:
     """A footnote on an interval that fell back from BCa to the percentile bootstrap, saying why."""
-    if row.interval is None or row.interval_method in (None, BCA):
+    if row.interval is None or row.interval_method != PERCENTILE:
         return ""
     why = (
         f"{row.undefined_resamples} resamples left it undefined"
@@ -505,12 +515,14 @@ def _method_notes(pair: PairComparison, settings: CompareSettings) -> list[str]:
     level = level_label(settings.confidence_level)
     return [
         (
-            f"CI: {level} paired bootstrap, BCa (percentile where marked), {settings.n_resamples} resamples of "
-            f"the shared sample ids (seed {settings.seed}); Acc cells add each run's Wilson {level} interval."
+            f"CI: Acc: Tango's {level} score interval for paired proportions, which inverts the {MCNEMAR} test "
+            f"in the p column (it excludes 0 exactly when p < {1 - settings.confidence_level:.2g}); ED, RR, RPG: "
+            f"{level} paired bootstrap, BCa (percentile where marked), {settings.n_resamples} resamples of the "
+            f"shared sample ids (seed {settings.seed}). Acc cells add each run's Wilson {level} interval."
         ),
         (
-            f"p: {MCNEMAR} (Acc) or {WILCOXON} (ED) per config; p (BH): Benjamini-Hochberg across every test "
-            "of this report."
+            f"p: {MCNEMAR} test (Acc; chi-square without continuity correction) or {WILCOXON} (ED) per config; "
+            "p (BH): Benjamini-Hochberg across every test of this report."
         ),
         (
             f"MDD: the smallest true difference a two-sided test at alpha {settings.alpha} finds with "

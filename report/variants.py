@@ -6,8 +6,10 @@ through the registry (:func:`scrambled_bench.integrations.get_harness`) and pair
 task the report gives:
 
 - a table: the score per type with its interval, the paired difference from the canonical task in
-  percentage points with its interval, McNemar's p for 0/1 metrics, RPG where ``sub`` ran (or why it is
-  undefined), and the documents paired and left out; metric names as a reader reads them;
+  percentage points with its interval (Tango's for 0/1 metrics, beside the McNemar score test's p it
+  inverts; a paired bootstrap for other metrics), RPG where ``sub`` ran (or why it is undefined), and the
+  documents paired and left out, the paired count marked where the comparison is underpowered; metric names
+  as a reader reads them;
 - a chart of the score per type with its interval (the HTML page);
 - per type, the first documents both runs logged, in numeric order: the canonical prompt beside the
   scrambled one with the changed words marked (as HELM shows perturbed instances), the choices likewise,
@@ -28,6 +30,7 @@ from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.metrics.chance import chance_note
+from scrambled_bench.metrics.statistics import underpowered_note
 from scrambled_bench.tables import Footnotes, ReportTable
 
 INSTANCES_PER_TYPE = 3
@@ -146,17 +149,21 @@ def variant_tables(
 ) -> list[ReportTable]:
     """One table per canonical task of a ``scrambled_tasks`` section: the canonical task's metrics, then
     each type's, with the score's interval, the paired difference in percentage points with its interval,
-    McNemar's p and RPG (or why it is undefined). ``label`` turns a metric key into its readable name.
+    McNemar's p and RPG (or why it is undefined), the paired count marked where the comparison is
+    underpowered. ``label`` turns a metric key into its readable name.
 
     >>> section = {"t": {"metrics": {"acc": {"value": 0.5, "n": 2, "interval": [0.1, 0.9]}}, "types": {"kfl": {
     ...     "task": "t_kfl", "n_unpaired": 0, "metrics": {"acc": {"value": 0.0, "interval": [0.0, 0.6],
-    ...     "difference": -0.5, "ci": [-1.0, 0.0], "method": "BCa", "mcnemar_p": 1.0, "n_paired": 2,
+    ...     "difference": -0.5, "ci": [-0.89, 0.29], "method": "Tango", "mcnemar_p": 0.32, "n_paired": 2,
+    ...     "underpowered": True, "underpowered_below": 54,
     ...     "n_unpaired": 0, "relative_performance_gain": {"value": None, "undefined": "equal anchors"}}}}}}}
     >>> [table] = variant_tables(section, label={"acc": "accuracy"}.get)
     >>> table.rows[1]
-    ['kfl', 'accuracy', '0.00', '[0.00, 60.00]', '-50.00', '[-100.00, 0.00]', '1', 'undefined [1]', '2', '0']
-    >>> table.notes
-    ['[1] RPG undefined: equal anchors']
+    ['kfl', 'accuracy', '0.00', '[0.00, 60.00]', '-50.00', '[-89.00, 29.00]', '0.32', 'undefined [1]', '2 [2]', '0']
+    >>> table.notes[0]
+    '[1] RPG undefined: equal anchors'
+    >>> table.notes[1].startswith("[2] underpowered: fewer than 54 paired samples")
+    True
     """
     level = f"{confidence_level:.0%}"
     tables = []
@@ -194,18 +201,22 @@ def variant_tables(
                 else:
                     rpg = ""
                 p_value = metric.get("mcnemar_p")
+                paired = str(metric.get("n_paired", ""))
+                if metric.get("underpowered"):
+                    paired += " " + notes.mark(underpowered_note(metric["underpowered_below"]))
                 rows.append(
                     [scramble_type, name, _number(metric.get("value"), scale), _interval(metric.get("interval"), scale),
                      _number(metric.get("difference"), scale), _interval(metric.get("ci"), scale),
-                     "" if p_value is None else f"{p_value:.3g}", rpg, str(metric.get("n_paired", "")),
-                     str(metric.get("n_unpaired", ""))]
+                     "" if p_value is None else f"{p_value:.3g}", rpg, paired, str(metric.get("n_unpaired", ""))]
                 )  # fmt: skip
         caption = (
             f"Each variant against {canonical} over the documents both logged (paired by id, targets checked). "
             f"Scores in percent with their {level} interval (Wilson for 0/1 scores, else bootstrap); the "
-            f"difference (variant minus canonical) in percentage points with its {level} paired bootstrap "
-            "interval; McNemar's exact p for 0/1 metrics; RPG where the sub variant ran; n unpaired: documents "
-            "only one of the two runs logged, left out. Values are the harness's own. Method: "
+            f"difference (variant minus canonical) in percentage points with its {level} interval: for 0/1 "
+            "metrics Tango's score interval for paired proportions, beside the p of the McNemar score test it "
+            "inverts (the interval excludes 0 exactly when p < "
+            f"{1 - confidence_level:.2g}), else a paired bootstrap; RPG where the sub variant ran; n unpaired: "
+            "documents only one of the two runs logged, left out. Values are the harness's own. Method: "
             + ("; ".join(sorted(methods)) or "no paired metric")
             + "."
         )

@@ -8,8 +8,9 @@ parts) and/or the ``choices`` (``-T fields=input,choices``; default ``input``), 
 text is scrambled by :func:`~scrambled_bench.builder.scrambler.scramble`, the function of ``build`` and
 ``scramble``, keyed by the sample's id (a sample without one gets the id Inspect would give it, its position
 from 1), the seed (``-T seed=0``) and the text's place (the field, and the position of a message, a text
-part or a choice), so a variant's samples are the same bytes on every run, every text draws on its own and
-the choices that differ stay different (:func:`~scrambled_bench.builder.scrambler.scramble_items`).
+part or a choice), so a variant's samples are the same bytes on every run, every text draws on its own, and
+the choices that differ stay different, none taking another's original wording
+(:func:`~scrambled_bench.builder.scrambler.scramble_items`).
 
 The variant is named ``<task>_<type>`` (``inspect_evals/arc_easy_kfl``) and its metadata adds, to the
 canonical task's own, ``canonical_task`` (the canonical task's name, as its log records it),

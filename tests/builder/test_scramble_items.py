@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scrambled_bench.builder.scramble import Variant, scramble_batch
 from scrambled_bench.builder.scrambler import (
     ALL_TYPES,
+    MAX_REDRAWS,
     STREAM_VERSION,
     TextPlace,
     scramble,
@@ -60,9 +61,15 @@ def scrambled_row(question: str, choices: list[str], scramble_type: str, key: st
 
 def assert_distinct_where_originals_differ(originals: list[str], outputs: list[str]) -> None:
     for (a, out_a), (b, out_b) in combinations(zip(originals, outputs), 2):
-        if a != b and out_a == out_b:
-            # only an item the type left as it is may equal another's output
-            assert out_a == a or out_b == b, (originals, outputs)
+        if a != b:
+            assert out_a != out_b, (originals, outputs)
+
+
+def assert_no_item_takes_another_original(originals: list[str], outputs: list[str]) -> None:
+    """No item comes out as the original text of an item with another original."""
+    for index, out in enumerate(outputs):
+        others = {text for other, text in enumerate(originals) if other != index and text != originals[index]}
+        assert out not in others, (index, originals, outputs)
 
 
 lists = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,6 +83,59 @@ def test_choices_that_differ_come_out_different(scramble_type, row, key, seed):
     _, outputs = scrambled_row(question, choices, scramble_type, key, seed)
     assert len(outputs) == len(choices)
     assert_distinct_where_originals_differ(choices, outputs)
+
+
+@st.composite
+def anagram_rows(draw) -> tuple[str, list[str]]:
+    """Choices that are rearrangements, one-letter edits and sub-words of one word (``form``, ``from``,
+    ``farm``, ``fro``): where a type's outputs most often meet another choice's wording."""
+    base = draw(st.text("abcdefrmo", min_size=3, max_size=6))
+    letters = list(base)
+    variants = []
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["swap", "shuffle", "drop", "replace", "same"]))
+        word = list(letters)
+        if kind == "swap" and len(word) > 1:
+            i = draw(st.integers(0, len(word) - 2))
+            word[i], word[i + 1] = word[i + 1], word[i]
+        elif kind == "shuffle":
+            word = draw(st.permutations(word))
+        elif kind == "drop" and len(word) > 1:
+            del word[draw(st.integers(0, len(word) - 1))]
+        elif kind == "replace":
+            word[draw(st.integers(0, len(word) - 1))] = draw(st.sampled_from("aeiourm"))
+        variants.append("".join(word))
+    return "Which word?", [base, *variants]
+
+
+def assert_kept_only_without_a_free_draw(originals, outputs, scramble_type, key, seed) -> None:
+    """An item that kept its text though the type changes it had no free draw: each of its 1 + MAX_REDRAWS
+    draws was another item's original or output."""
+    for index, (text, out) in enumerate(zip(originals, outputs)):
+        first = scramble(text, scramble_type, seed=seed, sample_id=key, place=TextPlace("choices", (index,)))
+        if out != text or first == text:
+            continue
+        held = {o for other, (t, o) in enumerate(zip(originals, outputs)) if other != index and t != text}
+        held |= {t for t in originals if t != text}
+        for draw in range(MAX_REDRAWS + 1):
+            again = scramble(
+                text, scramble_type, seed=seed, sample_id=key, place=TextPlace("choices", (index,)), draw=draw
+            )
+            assert again in held, (index, draw, again, originals, outputs)
+
+
+@lists
+@given(row=st.one_of(rows(), anagram_rows()), key=st.text(max_size=6), seed=st.integers(0, 2**31))
+@pytest.mark.parametrize("scramble_type", TESTED_TYPES)
+def test_no_choice_takes_another_choices_original_text(scramble_type, row, key, seed):
+    """For every type: no scrambled choice equals the original wording of another choice (one with other
+    wording), outputs stay distinct where originals are, and a choice keeps its own text, though the type
+    could change it, only where none of its bounded draws was free."""
+    question, choices = row
+    _, outputs = scrambled_row(question, choices, scramble_type, key, seed)
+    assert_no_item_takes_another_original(choices, outputs)
+    assert_distinct_where_originals_differ(choices, outputs)
+    assert_kept_only_without_a_free_draw(choices, outputs, scramble_type, key, seed)
 
 
 @lists
@@ -134,14 +194,45 @@ def test_the_reported_rows_now_keep_their_choices_apart():
 
 
 def test_an_item_no_type_can_change_stays_and_no_other_becomes_it():
-    # "ab" is one letter short of kf's three; "bac" has one other arrangement under kf: "bca"
+    # "ab" is one letter short of kf's three; "bac" has one other arrangement under kf, "bca", which is the
+    # third item's original (and "bca"'s only other is "bac"): both keep their text rather than swap them
     assert scramble_items(["ab", "bac", "bca"], "kf", seed=0, sample_id="0", place="c") == [
         "ab",
-        "bca",
         "bac",
+        "bca",
     ]
     # del: "abb" can only become "ab", which the unchangeable "ab" holds, so it stays as it is
     assert scramble_items(["ab", "abb"], "del100", seed=0, sample_id="0", place="c") == ["ab", "abb"]
+
+
+def test_the_reported_anagrams_keep_their_own_wording():
+    """The issue's row: kfl turned ['form', 'from', 'farm', 'firm'] (gold "from") into ['from', 'form',
+    'fram', 'frim'], the gold's wording on a distractor. Under kfl a four-letter word has one other
+    arrangement; where it is another choice's wording, the choice keeps its own."""
+    choices = ["form", "from", "farm", "firm"]
+    for key in range(20):
+        _, outputs = scrambled_row("Which word?", choices, "kfl", str(key))
+        assert outputs == ["form", "from", "fram", "frim"], (key, outputs)
+
+
+def test_an_item_without_a_free_draw_keeps_its_text_after_a_bounded_number_of_draws(monkeypatch):
+    """Where every draw of an item is another item's original, the item keeps its own text, after exactly
+    1 + MAX_REDRAWS draws (deterministic and bounded), and the result is a valid list."""
+    from scrambled_bench.builder import scrambler
+
+    for draw in range(MAX_REDRAWS + 1):
+        assert scramble("from", "kfl", seed=0, sample_id="0", place=TextPlace("c", (0,)), draw=draw) == "form"
+    calls: list[int] = []
+    real = scrambler.scramble
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("draw", 0))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scrambler, "scramble", counted)
+    assert scramble_items(["from", "form"], "kfl", seed=0, sample_id="0", place="c") == ["from", "form"]
+    assert len(calls) == 2 * (1 + MAX_REDRAWS)
+    assert sorted(set(calls)) == list(range(MAX_REDRAWS + 1))
 
 
 def test_a_redraw_is_deterministic_and_keyed_by_its_draw_number():
@@ -180,3 +271,4 @@ def test_inspect_choices_are_the_scramble_commands(scramble_type, row, key):
     )
     assert (out.input, out.choices) == (expected["input"][0], expected["choices"][0])
     assert_distinct_where_originals_differ(choices, out.choices)
+    assert_no_item_takes_another_original(choices, out.choices)

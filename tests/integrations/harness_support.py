@@ -79,8 +79,10 @@ def check_variant_scores(
         assert entry["value"] == pytest.approx(mean(task))
         assert entry["n_paired"] == len(per_doc("planets")) and entry["n_unpaired"] == 0
         assert entry["difference"] == pytest.approx(mean(task) - mean("planets"))
-        assert len(entry["ci"]) == 2 and entry["method"].startswith("paired bootstrap")
+        assert len(entry["ci"]) == 2 and entry["method"].startswith("Tango's score interval")
         assert 0.0 <= entry["mcnemar_p"] <= 1.0
+        assert (entry["ci"][0] > 0 or entry["ci"][1] < 0) == (entry["mcnemar_p"] < 0.05)
+        assert entry["underpowered"] is (entry["n_paired"] < entry["underpowered_below"])
         assert ("relative_performance_gain" in entry) == (scramble_type != "sub")
 
 

@@ -11,7 +11,7 @@ from scrambled_bench.integrations.pairing import CompareSettings, DocScore, pair
 from scrambled_bench.metrics.relative_performance_gain.relative_performance_gain import (
     relative_performance_gain,
 )
-from scrambled_bench.metrics.statistics import mcnemar_exact
+from scrambled_bench.metrics.statistics import paired_proportions
 
 FAST = CompareSettings(n_resamples=100)
 runs = st.dictionaries(st.integers(0, 30), st.sampled_from([0.0, 1.0]), min_size=1, max_size=20)
@@ -30,9 +30,15 @@ def test_the_difference_is_the_mean_over_the_documents_both_scored(canonical, va
     expected = sum(variant[i] for i in shared) / len(shared) - sum(canonical[i] for i in shared) / len(shared)
     assert record["difference"] == pytest.approx(expected)
     low, high = record["ci"]
-    assert -1.0 <= low <= high <= 1.0
-    p_value, _ = mcnemar_exact([canonical[i] == 1 for i in shared], [variant[i] == 1 for i in shared])
-    assert record["mcnemar_p"] == pytest.approx(p_value)
+    assert -1.0 <= low <= record["difference"] <= high <= 1.0
+    # 0/1 scores: Tango's interval and the McNemar score test it inverts, never contradicting each other
+    found = paired_proportions([canonical[i] == 1 for i in shared], [variant[i] == 1 for i in shared], FAST)
+    assert record["ci"] == pytest.approx(found["interval"]) and record["mcnemar_p"] == found["p_value"]
+    assert (low > 0.0 or high < 0.0) == (record["mcnemar_p"] < 0.05)
+    lost, gained = found["discordant"]
+    assert record["discordant"] == {"lost": lost, "gained": gained}
+    assert record["underpowered"] == (len(shared) < record["underpowered_below"] == 54)
+    assert record["method"].startswith("Tango's score interval")
     swapped = paired_difference(variant, canonical, FAST)
     assert swapped["difference"] == pytest.approx(-record["difference"])
 
@@ -40,7 +46,8 @@ def test_the_difference_is_the_mean_over_the_documents_both_scored(canonical, va
 def test_scores_that_are_not_right_or_wrong_get_no_mcnemar():
     record = paired_difference({0: 0.5, 1: 0.25}, {0: 0.5, 1: 0.0}, FAST)
     assert record["mcnemar_p"] is None and record["difference"] == pytest.approx(-0.125)
-    assert "McNemar" not in record["method"]
+    assert "McNemar" not in record["method"] and record["method"].startswith("paired bootstrap")
+    assert record["underpowered"] is None and record["discordant"] is None
 
 
 def test_documents_whose_targets_differ_are_refused():

@@ -16,6 +16,7 @@ from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.harness.results import RESULTS_SCHEMA
 from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.metrics.statistics import paired_proportions
 from scrambled_bench.report import label_runs, load_run
 from scrambled_bench.report.compare import (
     CompareSettings,
@@ -50,8 +51,10 @@ def test_mcnemar_wilson_and_mdd_match_a_table_worked_by_hand(tmp_path: Path) -> 
     [row] = [r for r in pair.rows if r.metric.label == "Acc"]
     assert (row.n_shared, row.baseline, row.other, row.difference) == (50, 64.0, 78.0, pytest.approx(14.0))
     assert row.discordant == (2, 9)
-    # exact McNemar: two-sided binomial on the 11 discordant pairs, 2 of them one way
-    assert row.p_value == pytest.approx(2 * (1 + 11 + 55) / 2**11)  # = 0.0654296875
+    # the McNemar score test: chi-square (9 - 2)^2 / (9 + 2) on 1 df, no continuity correction; its
+    # two-sided normal tail (the exact test's 0.0654 was pinned here before the paired interval became
+    # Tango's, which inverts this test)
+    assert row.p_value == pytest.approx(math.erfc(7 / math.sqrt(11) / math.sqrt(2)))  # = 0.0348
     # Wilson: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)
     z, n = 1.959963984540054, 50
     for correct, interval in ((32, row.wilson_baseline), (39, row.wilson_other)):
@@ -65,7 +68,9 @@ def test_mcnemar_wilson_and_mdd_match_a_table_worked_by_hand(tmp_path: Path) -> 
     sd = math.sqrt((11 * 100**2 - n * 14.0**2) / (n - 1))
     assert row.mdd == pytest.approx((1.959963984540054 + 0.8416212335729143) * sd / math.sqrt(n))
     low, high = row.interval
-    assert low < 14.0 < high and row.test == "McNemar exact"
+    # p < 0.05, so Tango's interval excludes 0, and the 50 shared samples are fewer than 54
+    assert 0.0 < low < 14.0 < high and row.test == "McNemar score" and row.interval_method == "tango"
+    assert row.underpowered is True and row.underpowered_below == 54
     assert row.p_adjusted == pytest.approx(row.p_value)  # one test: nothing to adjust
 
 
@@ -93,23 +98,29 @@ def test_bootstrap_interval_covers_a_known_difference_at_its_stated_rate() -> No
     assert covered >= 180
 
 
-def test_compare_uses_that_bootstrap_on_the_shared_ids(tmp_path: Path) -> None:
+def test_compare_gives_acc_tangos_interval_on_the_shared_ids(tmp_path: Path) -> None:
+    """Accuracy is paired right/wrong answers: its interval is Tango's for paired proportions (it was the
+    paired bootstrap before, which stays for ED, RR and RPG), in percentage points."""
     runs = _pair_of_runs(tmp_path, [[5, 1], [3, 1]])
     settings = CompareSettings(n_resamples=300, seed=4)
     [pair] = compare_runs(runs, settings)
     [row] = [r for r in pair.rows if r.metric.label == "Acc"]
-    a = np.array([100.0] * 6 + [0.0] * 4)
-    b = np.array([100.0] * 5 + [0.0] + [100.0] * 3 + [0.0])
-    expected = paired_bootstrap(lambda v, idx: v[idx].mean(axis=-1), a, b, settings)
-    assert row.interval == pytest.approx(expected["interval"])
-    assert row.interval_method == expected["method"]
+    a = [True] * 6 + [False] * 4
+    b = [True] * 5 + [False] + [True] * 3 + [False]
+    expected = paired_proportions(a, b, settings)
+    assert row.interval == pytest.approx([100.0 * bound for bound in expected["interval"]])
+    assert row.interval_method == "tango" and row.p_value == expected["p_value"]
+    [table] = comparison_tables([pair], settings)
+    assert any("Tango's 95% score interval for paired proportions" in note for note in table.notes)
+    assert any(note.endswith("less than 80% of the time") and "fewer than 54" in note for note in table.notes)
 
 
 def test_benjamini_hochberg_across_configs(tmp_path: Path) -> None:
     runs = _pair_of_runs(tmp_path, [[10, 0], [12, 8]], configs=(RS50, RS100))
     [pair] = compare_runs(runs)
     tested = [r for r in pair.rows if r.p_value is not None]
-    assert len(tested) == 2 and tested[0].p_value == pytest.approx(2 / 2**12)  # 12 discordant, all one way
+    # 12 discordant, all one way: chi-square 12^2 / 12 = 12 on 1 df (the exact test's 2 / 2^12 before)
+    assert len(tested) == 2 and tested[0].p_value == pytest.approx(math.erfc(math.sqrt(12) / math.sqrt(2)))
     # two equal p-values: BH multiplies the largest by m / rank = 2 / 2, the other by 2 / 1, then takes the min
     assert [r.p_adjusted for r in tested] == pytest.approx([tested[0].p_value] * 2)
 
@@ -132,7 +143,7 @@ def test_rows_per_metric_and_partial_overlap(tmp_path: Path) -> None:
         "compared on the intersection: scrrec-few-shot/realtimeqa/rs20: 6 shared of 10 and 6" in table.caption
     )
     row = next(r for r in table.rows if r[:2] == ["scrqa/dream/rs100", "Acc"])
-    assert row[2] == "6 of 10/6" and row[7] == "McNemar exact"
+    assert row[2].startswith("6 of 10/6 [") and row[7] == "McNemar score"  # marked underpowered
     ed = next(
         r for r in pair.rows if r.config == "scrrec-zero-shot/realtimeqa/rs100" and r.metric.label == "ED"
     )
