@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.evaluate_cli.options import (
+    AllowZeroLoglikelihoodOption,
     FormatChoice,
     PrivateOption,
     ReaderChoice,
@@ -70,6 +71,7 @@ def report(
     benchmark: Annotated[str | None, option("--benchmark", "The benchmark's Hub dataset for --model-card-results (default: the Hub build the runs read).", show_default=False)] = None,
     allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
     from_: Annotated[tuple[str, Path] | None, option("--from", "Instead of run folders: a harness's log folder of the variants made by `scramble HARNESS:TASK` (HARNESS: lm-eval, lighteval, inspect or any registered harness): per task, the score per type with the paired differences; html adds a chart and the logged instances, canonical beside scrambled.", metavar="HARNESS DIR", show_default=False)] = None,
+    allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
     from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
     from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
 ) -> None:  # fmt: skip
@@ -112,6 +114,7 @@ def report(
         from_harness=harness_folder(
             from_, {"--from-lm-eval": from_lm_eval, "--from-lighteval": from_lighteval}
         ),
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
     others, folders = probe_runs(runs or [])  # probe runs beside evaluation runs: shown by their own code
     build_report(

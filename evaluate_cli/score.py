@@ -10,6 +10,7 @@ import typer
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
+    AllowZeroLoglikelihoodOption,
     FromOption,
     NResamplesOption,
     ReaderChoice,
@@ -37,6 +38,7 @@ def score(
     n_resamples: NResamplesOption = 1000,
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
+    allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
     from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
     from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
     from_inspect: Annotated[Path | None, legacy_from("--from-inspect")] = None,
@@ -100,8 +102,14 @@ def score(
                 raise ScrambledBenchError(
                     f"{option} applies to prediction FILES, not to a harness's output folder"
                 )
-        _score_harness_output(*given, reader.value, confidence_level, n_resamples, seed)
+        _score_harness_output(
+            *given, reader.value, confidence_level, n_resamples, seed, allow_zero_loglikelihood
+        )
         return
+    if allow_zero_loglikelihood:
+        raise ScrambledBenchError(
+            "--allow-zero-loglikelihood applies to --from HARNESS DIR, not to prediction FILES"
+        )
     if not files:
         raise ScrambledBenchError("give prediction FILES (with --task), or --from HARNESS DIR")
     if task is None:
@@ -124,7 +132,13 @@ def score(
 
 
 def _score_harness_output(
-    source: str, folder: Path, reader: str, confidence_level: float | None, n_resamples: int, seed: int
+    source: str,
+    folder: Path,
+    reader: str,
+    confidence_level: float | None,
+    n_resamples: int,
+    seed: int,
+    allow_zero_loglikelihood: bool,
 ) -> None:
     from scrambled_bench.evaluate_cli.display import console, print_config_scores
     from scrambled_bench.integrations.scoring import score_harness_output
@@ -136,7 +150,15 @@ def _score_harness_output(
         confidence_level=confidence_level if confidence_level is not None else 0.95,
         n_resamples=n_resamples,
         seed=seed,
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
+    for found in document.get("zero_log_likelihoods_accepted", []):
+        typer.echo(
+            f"warning: {found['task']}: {found['zero_log_likelihoods']} of {found['log_likelihoods']} "
+            "log-likelihoods are exactly 0.0, accepted by --allow-zero-loglikelihood "
+            "(recorded as zero_log_likelihoods_accepted)",
+            err=True,
+        )
     print_config_scores(document, console(stderr=True))
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 

@@ -11,7 +11,9 @@ records) and gives ``score``'s ``scrambled_tasks`` section and the bench's own s
 - the two runs must share their identity (model, endpoint, generation settings): a chat run's canonical
   task against a completions run's variants is refused in one line naming both runs and what differs;
 - a canonical task with no document, or a variant whose canonical run is missing, is refused: never a
-  blank canonical.
+  blank canonical;
+- a task that logged a log-likelihood of exactly 0.0 (what an endpoint that truncates its echo gives every
+  single-token choice) is refused, unless accepted (:mod:`.loglikelihood`).
 
 A harness (lm-eval, lighteval, Inspect) scores every document of a canonical task and of each scrambled
 variant of it; the variant's documents are the canonical ones with some columns scrambled, under the same
@@ -38,6 +40,7 @@ import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.base import NO_TARGET, LoggedTask, RunIdentity
+from scrambled_bench.integrations.loglikelihood import ZeroLogLikelihoods, check_log_likelihoods
 from scrambled_bench.metrics.statistics import (
     DEFAULT_SETTINGS,
     CompareSettings,
@@ -282,13 +285,21 @@ class PairedFolder:
     """Canonical task name -> scramble type -> its variant's run (in the section's order)."""
     tasks: dict[str, LoggedTask] = field(default_factory=dict)
     """The newest run of every task, by name."""
+    zero_log_likelihoods: list[ZeroLogLikelihoods] = field(default_factory=list)
+    """The tasks compared whose log-likelihoods of exactly 0.0 the caller accepted (else they are refused)."""
 
 
 def compare_logged(
-    folder: Any, tasks: Sequence[LoggedTask], settings: CompareSettings = DEFAULT_SETTINGS
+    folder: Any,
+    tasks: Sequence[LoggedTask],
+    settings: CompareSettings = DEFAULT_SETTINGS,
+    *,
+    allow_zero_loglikelihood: bool = False,
 ) -> PairedFolder:
     """Sort a folder's logged task runs into the bench's own and the canonical tasks with their variants,
-    and pair each variant with its canonical task (:func:`pair_task`).
+    and pair each variant with its canonical task (:func:`pair_task`). A task compared that logged a
+    log-likelihood of exactly 0.0 is refused in one line (:func:`~.loglikelihood.check_log_likelihoods`),
+    or with ``allow_zero_loglikelihood`` listed in ``zero_log_likelihoods``.
 
     >>> from scrambled_bench.integrations.base import LoggedDocument, RunIdentity
     >>> run = RunIdentity("m", source="results.json")
@@ -321,6 +332,8 @@ def compare_logged(
                 f"{canonical.name}; keep one of them in the folder"
             )
         grouped[canonical.name][variant.scramble_type] = variant  # type: ignore[index]
+    compared = [task for name in sorted(grouped) for task in (by_name[name], *grouped[name].values())]
+    zeros = check_log_likelihoods(folder, [*compared, *bench], allow=allow_zero_loglikelihood)
     section: dict[str, Any] = {}
     runs: list[RunIdentity] = []
     for name in sorted(grouped):
@@ -334,7 +347,7 @@ def compare_logged(
     if bench:
         runs.append(bench[0].run)
     groups = {name: {t: grouped[name][t] for t in sorted(grouped[name], key=_type_order)} for name in section}
-    return PairedFolder(section, bench, runs, left_out, groups, by_name)
+    return PairedFolder(section, bench, runs, left_out, groups, by_name, zeros)
 
 
 def _type_order(scramble_type: str) -> Any:

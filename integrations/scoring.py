@@ -145,11 +145,13 @@ def score_harness_output(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    allow_zero_loglikelihood: bool = False,
 ) -> dict[str, Any]:
     """The scores of a harness's log folder, as a document like results.json (fractions): ``configs`` for
     the bench's own tasks, ``scrambled_tasks`` for scrambled variants of other tasks paired with their
     canonical task (one shape for every harness), the runs they rest on, and the tasks left out. A folder
-    that holds neither is a one-line error."""
+    that holds neither is a one-line error, and so is one whose tasks logged a log-likelihood of exactly
+    0.0, unless ``allow_zero_loglikelihood`` (then recorded under ``zero_log_likelihoods_accepted``)."""
     from scrambled_bench.harness.results import FRACTION, units
     from scrambled_bench.integrations.pairing import compare_logged
     from scrambled_bench.integrations.registry import get_harness
@@ -158,7 +160,9 @@ def score_harness_output(
     harness = get_harness(harness_name)
     folder = Path(folder)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    paired = compare_logged(folder, harness.read_logs(folder), settings)
+    paired = compare_logged(
+        folder, harness.read_logs(folder), settings, allow_zero_loglikelihood=allow_zero_loglikelihood
+    )
     if not paired.section and not paired.bench:
         named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
         raise ScrambledBenchError(
@@ -197,6 +201,8 @@ def score_harness_output(
         document["scrambled_tasks"] = paired.section
     if paired.left_out:
         document["left_out"] = paired.left_out
+    if paired.zero_log_likelihoods:
+        document["zero_log_likelihoods_accepted"] = [found.as_dict() for found in paired.zero_log_likelihoods]
     return document
 
 

@@ -62,6 +62,8 @@ class ReportOptions:
     from_harness: tuple[str, Path] | None = None
     """(harness, folder): a harness's log folder of scrambled variants (``scramble HARNESS:SPEC``) to report
     instead of run folders (``--from HARNESS DIR``)."""
+    allow_zero_loglikelihood: bool = False
+    """With ``from_harness``: accept logs whose log-likelihoods hold exactly 0.0 (refused otherwise)."""
 
     @property
     def interval_settings(self) -> dict[str, Any]:
@@ -100,6 +102,10 @@ def build_report(
     if options.from_harness is not None:
         _report_harness_folder([*paths, *(other.folder for other in others)], options, emit, notify)
         return
+    if options.allow_zero_loglikelihood:
+        raise ScrambledBenchError(
+            "--allow-zero-loglikelihood applies to --from HARNESS DIR, not to run folders"
+        )
     for value, flag in (
         (options.push, "--push"),
         (options.model_card_results, "--model-card-results"),
@@ -190,7 +196,10 @@ def _report_harness_folder(
         confidence_level=confidence_level,
         n_resamples=options.n_resamples if options.n_resamples is not None else 1000,
         seed=options.seed if options.seed is not None else 0,
+        allow_zero_loglikelihood=options.allow_zero_loglikelihood,
     )
+    for warning in report.warnings:
+        notify(warning)
     if options.fmt == "html":
         text = render_html(
             report.tables,

@@ -22,7 +22,7 @@ import difflib
 import html
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,8 @@ class VariantsReport:
     figures: list[tuple[str, str, str]]
     instances: list[InstancePair]
     runs: list[tuple[str, list[tuple[str, str]]]]
+    warnings: list[str] = field(default_factory=list)
+    """One line per task whose log-likelihoods of exactly 0.0 were accepted (``--allow-zero-loglikelihood``)."""
 
 
 def _is_fraction(metric: Mapping[str, Any]) -> bool:
@@ -337,17 +339,26 @@ def _run_details(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def variants_report(
-    harness_name: str, folder: Path, *, confidence_level: float, n_resamples: int, seed: int
+    harness_name: str,
+    folder: Path,
+    *,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+    allow_zero_loglikelihood: bool = False,
 ) -> VariantsReport:
     """The tables, charts, instances and runs of a harness's log folder of scrambled variants; a one-line
-    error where it holds none."""
+    error where it holds none, or where a task logged a log-likelihood of exactly 0.0 unless
+    ``allow_zero_loglikelihood`` (then said in ``warnings`` and in the runs' details)."""
     from scrambled_bench.integrations import get_harness
     from scrambled_bench.integrations.pairing import compare_logged
     from scrambled_bench.metrics.statistics import CompareSettings
 
     harness = get_harness(harness_name)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    paired = compare_logged(folder, harness.read_logs(Path(folder)), settings)
+    paired = compare_logged(
+        folder, harness.read_logs(Path(folder)), settings, allow_zero_loglikelihood=allow_zero_loglikelihood
+    )
     if not paired.section:
         raise ScrambledBenchError(
             f"{folder} holds no scrambled variants of other tasks (made by `scrambled-bench scramble "
@@ -358,15 +369,24 @@ def variants_report(
         dict.fromkeys(str((entry.get("run") or {}).get("model")) for entry in paired.section.values())
     )
     subtitle = f"{', '.join(models)}, {harness.title}"
+    accepted = {
+        found.task: f"{found.zeros} of {found.logged} log-likelihoods exactly 0.0, accepted by --allow-zero-loglikelihood"
+        for found in paired.zero_log_likelihoods
+    }
+    runs = []
+    for canonical, entry in paired.section.items():
+        details = _run_details(entry)
+        for task in (canonical, *(variant.name for variant in paired.groups[canonical].values())):
+            if task in accepted:
+                details.append((f"accepted: {task}", accepted[task]))
+        runs.append((f"{canonical} and its variants", details))
     return VariantsReport(
         title=f"Scrambled variants: {', '.join(models)} ({harness.title})",
         tables=variant_tables(paired.section, harness.metric_label, confidence_level),
         figures=variant_figures(paired.section, harness.metric_label, subtitle),
         instances=variant_instances(paired, harness.metric_label),
-        runs=[
-            (f"{canonical} and its variants", _run_details(entry))
-            for canonical, entry in paired.section.items()
-        ],
+        runs=runs,
+        warnings=[f"warning: {task}: {what}" for task, what in accepted.items()],
     )
 
 
