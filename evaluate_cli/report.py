@@ -14,6 +14,7 @@ import typer
 
 from scrambled_bench.evaluate_cli.options import (
     AllowUnknownEndpointOption,
+    AllowZeroLoglikelihoodOption,
     FormatChoice,
     PrivateOption,
     ReaderChoice,
@@ -72,6 +73,7 @@ def report(
     allow_incomplete: Annotated[bool, option("--allow-incomplete", "Let --push and --model-card-results publish incomplete runs (requests failed after their retries); their rows and entries are marked incomplete.")] = False,
     from_: Annotated[tuple[str, Path] | None, option("--from", "Instead of run folders: a harness's log folder of the variants made by `scramble HARNESS:TASK` (HARNESS: lm-eval, lighteval, inspect or any registered harness): per task, the score per type with the paired differences; html adds a chart and the logged instances, canonical beside scrambled.", metavar="HARNESS DIR", show_default=False)] = None,
     allow_unknown_endpoint: AllowUnknownEndpointOption = False,
+    allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
     from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
     from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
 ) -> None:  # fmt: skip
@@ -115,6 +117,7 @@ def report(
             from_, {"--from-lm-eval": from_lm_eval, "--from-lighteval": from_lighteval}
         ),
         allow_unknown_endpoint=allow_unknown_endpoint,
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
     others, folders = probe_runs(runs or [])  # probe runs beside evaluation runs: shown by their own code
     build_report(

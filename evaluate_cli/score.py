@@ -11,6 +11,7 @@ import typer
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     AllowUnknownEndpointOption,
+    AllowZeroLoglikelihoodOption,
     FromOption,
     NResamplesOption,
     ReaderChoice,
@@ -39,6 +40,7 @@ def score(
     n_resamples: NResamplesOption = 1000,
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
+    allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
     from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
     from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
     from_inspect: Annotated[Path | None, legacy_from("--from-inspect")] = None,
@@ -103,13 +105,21 @@ def score(
                     f"{option} applies to prediction FILES, not to a harness's output folder"
                 )
         _score_harness_output(
-            *given, reader.value, confidence_level, n_resamples, seed, allow_unknown_endpoint
+            *given,
+            reader.value,
+            confidence_level,
+            n_resamples,
+            seed,
+            allow_unknown_endpoint,
+            allow_zero_loglikelihood,
         )
         return
-    if allow_unknown_endpoint:
-        raise ScrambledBenchError(
-            "--allow-unknown-endpoint applies to --from HARNESS DIR, not to prediction FILES"
-        )
+    for flag, given_flag in (
+        ("--allow-unknown-endpoint", allow_unknown_endpoint),
+        ("--allow-zero-loglikelihood", allow_zero_loglikelihood),
+    ):
+        if given_flag:
+            raise ScrambledBenchError(f"{flag} applies to --from HARNESS DIR, not to prediction FILES")
     if not files:
         raise ScrambledBenchError("give prediction FILES (with --task), or --from HARNESS DIR")
     if task is None:
@@ -139,6 +149,7 @@ def _score_harness_output(
     n_resamples: int,
     seed: int,
     allow_unknown_endpoint: bool,
+    allow_zero_loglikelihood: bool,
 ) -> None:
     from scrambled_bench.evaluate_cli.display import console, print_config_scores
     from scrambled_bench.integrations.pairing import unknown_endpoint_note
@@ -152,9 +163,17 @@ def _score_harness_output(
         n_resamples=n_resamples,
         seed=seed,
         allow_unknown_endpoint=allow_unknown_endpoint,
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
     if document.get("unknown_endpoints"):
         typer.echo(unknown_endpoint_note(document["unknown_endpoints"]), err=True)
+    for found in document.get("zero_log_likelihoods_accepted", []):
+        typer.echo(
+            f"warning: {found['task']}: {found['zero_log_likelihoods']} of {found['log_likelihoods']} "
+            "log-likelihoods are exactly 0.0, accepted by --allow-zero-loglikelihood "
+            "(recorded as zero_log_likelihoods_accepted)",
+            err=True,
+        )
     print_config_scores(document, console(stderr=True))
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 

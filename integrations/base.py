@@ -130,7 +130,10 @@ class LoggedDocument:
     """One document a task logged: its per-document scores (metric key -> number), the target to check
     pairs by, the prompt as the model saw it (a chat run's rendered user turn), the choices it was shown,
     and the model's output. ``meta``: the scoring metadata of the bench's own exported tasks (``score``
-    scores their outputs again as ``run`` does), else None."""
+    scores their outputs again as ``run`` does), else None. ``log_likelihoods``: for a log-likelihood
+    document, the log-likelihood the model gave each continuation it was scored on (each choice of a
+    multiple-choice document), as the harness logged them; None where it logged none (a generation), which
+    the log-likelihood guard (:mod:`.loglikelihood`) then has nothing to check."""
 
     doc_id: Hashable
     scores: Mapping[str, float] = field(default_factory=dict)
@@ -140,6 +143,7 @@ class LoggedDocument:
     output: str | None = None
     meta: Mapping[str, Any] | None = None
     where: str = ""
+    log_likelihoods: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

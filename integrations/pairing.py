@@ -13,7 +13,9 @@ records) and gives ``score``'s ``scrambled_tasks`` section and the bench's own s
   run whose log does not tell its endpoint is refused too, unless the caller accepts it
   (``allow_unknown_endpoint``: ``--allow-unknown-endpoint``);
 - a canonical task with no document, or a variant whose canonical run is missing, is refused: never a
-  blank canonical.
+  blank canonical;
+- a task that logged a log-likelihood of exactly 0.0 (what an endpoint that truncates its echo gives every
+  single-token choice) is refused, unless accepted (:mod:`.loglikelihood`).
 
 A harness (lm-eval, lighteval, Inspect) scores every document of a canonical task and of each scrambled
 variant of it; the variant's documents are the canonical ones with some columns scrambled, under the same
@@ -42,6 +44,7 @@ import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.base import NO_TARGET, LoggedTask, RunIdentity
+from scrambled_bench.integrations.loglikelihood import ZeroLogLikelihoods, check_log_likelihoods
 from scrambled_bench.metrics.statistics import (
     DEFAULT_SETTINGS,
     CompareSettings,
@@ -351,6 +354,8 @@ class PairedFolder:
     """The newest run of every task, by name."""
     unknown_endpoints: list[str] = field(default_factory=list)
     """The tasks compared whose logs do not tell their endpoint (accepted by ``allow_unknown_endpoint``)."""
+    zero_log_likelihoods: list[ZeroLogLikelihoods] = field(default_factory=list)
+    """The tasks compared whose log-likelihoods of exactly 0.0 the caller accepted (else they are refused)."""
 
 
 def compare_logged(
@@ -359,10 +364,14 @@ def compare_logged(
     settings: CompareSettings = DEFAULT_SETTINGS,
     *,
     allow_unknown_endpoint: bool = False,
+    allow_zero_loglikelihood: bool = False,
 ) -> PairedFolder:
     """Sort a folder's logged task runs into the bench's own and the canonical tasks with their variants,
     and pair each variant with its canonical task (:func:`pair_task`). Runs compared with each other must
     share their identity, and tell their endpoint unless ``allow_unknown_endpoint`` (:func:`check_same_run`).
+    A task compared that logged a log-likelihood of exactly 0.0 is refused in one line
+    (:func:`~.loglikelihood.check_log_likelihoods`), or with ``allow_zero_loglikelihood`` listed in
+    ``zero_log_likelihoods``.
 
     >>> from scrambled_bench.integrations.base import LoggedDocument, RunIdentity
     >>> run = RunIdentity("m", source="results.json")
@@ -395,6 +404,8 @@ def compare_logged(
                 f"{canonical.name}; keep one of them in the folder"
             )
         grouped[canonical.name][variant.scramble_type] = variant  # type: ignore[index]
+    compared = [task for name in sorted(grouped) for task in (by_name[name], *grouped[name].values())]
+    zeros = check_log_likelihoods(folder, [*compared, *bench], allow=allow_zero_loglikelihood)
     section: dict[str, Any] = {}
     runs: list[RunIdentity] = []
     for name in sorted(grouped):
@@ -408,13 +419,15 @@ def compare_logged(
     if bench:
         runs.append(bench[0].run)
     groups = {name: {t: grouped[name][t] for t in sorted(grouped[name], key=_type_order)} for name in section}
-    compared = [
+    endpoint_checked = [
         *(by_name[name] for name in section),
         *(v for name in section for v in grouped[name].values()),
     ]
-    compared += bench if len(bench) > 1 else []
-    unknown = sorted({task.name for task in compared if task.run.endpoint_unknown})
-    return PairedFolder(section, bench, runs, left_out, groups, by_name, unknown)
+    endpoint_checked += bench if len(bench) > 1 else []
+    unknown = sorted({task.name for task in endpoint_checked if task.run.endpoint_unknown})
+    return PairedFolder(
+        section, bench, runs, left_out, groups, by_name, unknown_endpoints=unknown, zero_log_likelihoods=zeros
+    )
 
 
 def _type_order(scramble_type: str) -> Any:

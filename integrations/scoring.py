@@ -146,12 +146,15 @@ def score_harness_output(
     n_resamples: int = 1000,
     seed: int = 0,
     allow_unknown_endpoint: bool = False,
+    allow_zero_loglikelihood: bool = False,
 ) -> dict[str, Any]:
     """The scores of a harness's log folder, as a document like results.json (fractions): ``configs`` for
     the bench's own tasks, ``scrambled_tasks`` for scrambled variants of other tasks paired with their
     canonical task (one shape for every harness), the runs they rest on, and the tasks left out. A folder
     that holds neither is a one-line error; so are runs compared whose logs do not tell their endpoint,
-    unless ``allow_unknown_endpoint`` (the document then lists them under ``unknown_endpoints``)."""
+    unless ``allow_unknown_endpoint`` (the document then lists them under ``unknown_endpoints``), and tasks
+    that logged a log-likelihood of exactly 0.0, unless ``allow_zero_loglikelihood`` (then recorded under
+    ``zero_log_likelihoods_accepted``)."""
     from scrambled_bench.harness.results import FRACTION, units
     from scrambled_bench.integrations.base import read_logs_checked
     from scrambled_bench.integrations.pairing import compare_logged
@@ -162,7 +165,11 @@ def score_harness_output(
     folder = Path(folder)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
     paired = compare_logged(
-        folder, read_logs_checked(harness, folder), settings, allow_unknown_endpoint=allow_unknown_endpoint
+        folder,
+        read_logs_checked(harness, folder),
+        settings,
+        allow_unknown_endpoint=allow_unknown_endpoint,
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
     if not paired.section and not paired.bench:
         named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
@@ -196,6 +203,8 @@ def score_harness_output(
         document["scrambled_tasks"] = paired.section
     if paired.left_out:
         document["left_out"] = paired.left_out
+    if paired.zero_log_likelihoods:
+        document["zero_log_likelihoods_accepted"] = [found.as_dict() for found in paired.zero_log_likelihoods]
     return document
 
 

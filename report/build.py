@@ -64,6 +64,8 @@ class ReportOptions:
     instead of run folders (``--from HARNESS DIR``)."""
     allow_unknown_endpoint: bool = False
     """With ``from_harness``: pair runs whose logs do not tell their endpoint (``--allow-unknown-endpoint``)."""
+    allow_zero_loglikelihood: bool = False
+    """With ``from_harness``: accept logs whose log-likelihoods hold exactly 0.0 (refused otherwise)."""
 
     @property
     def interval_settings(self) -> dict[str, Any]:
@@ -102,10 +104,12 @@ def build_report(
     if options.from_harness is not None:
         _report_harness_folder([*paths, *(other.folder for other in others)], options, emit, notify)
         return
-    if options.allow_unknown_endpoint:
-        raise ScrambledBenchError(
-            "--allow-unknown-endpoint applies to --from HARNESS DIR, not to run folders"
-        )
+    for flag, given in (
+        ("--allow-unknown-endpoint", options.allow_unknown_endpoint),
+        ("--allow-zero-loglikelihood", options.allow_zero_loglikelihood),
+    ):
+        if given:
+            raise ScrambledBenchError(f"{flag} applies to --from HARNESS DIR, not to run folders")
     for value, flag in (
         (options.push, "--push"),
         (options.model_card_results, "--model-card-results"),
@@ -198,9 +202,12 @@ def _report_harness_folder(
         n_resamples=options.n_resamples if options.n_resamples is not None else 1000,
         seed=options.seed if options.seed is not None else 0,
         allow_unknown_endpoint=options.allow_unknown_endpoint,
+        allow_zero_loglikelihood=options.allow_zero_loglikelihood,
     )
     if report.unknown_endpoints:
         notify(unknown_endpoint_note(report.unknown_endpoints))
+    for warning in report.warnings:
+        notify(warning)
     if options.fmt == "html":
         text = render_html(
             report.tables,

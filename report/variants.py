@@ -129,6 +129,8 @@ class VariantsReport:
     runs: list[tuple[str, list[tuple[str, str]]]]
     unknown_endpoints: list[str] = field(default_factory=list)
     """The tasks paired whose logs do not tell their endpoint (accepted by ``--allow-unknown-endpoint``)."""
+    warnings: list[str] = field(default_factory=list)
+    """One line per task whose log-likelihoods of exactly 0.0 were accepted (``--allow-zero-loglikelihood``)."""
 
 
 def _is_fraction(metric: Mapping[str, Any]) -> bool:
@@ -380,10 +382,12 @@ def variants_report(
     n_resamples: int,
     seed: int,
     allow_unknown_endpoint: bool = False,
+    allow_zero_loglikelihood: bool = False,
 ) -> VariantsReport:
     """The tables, charts, instances and runs of a harness's log folder of scrambled variants; a one-line
-    error where it holds none, or where runs paired do not tell their endpoint (unless
-    ``allow_unknown_endpoint``)."""
+    error where it holds none, where runs paired do not tell their endpoint (unless
+    ``allow_unknown_endpoint``), or where a task logged a log-likelihood of exactly 0.0 (unless
+    ``allow_zero_loglikelihood``: then said in ``warnings`` and in the runs' details)."""
     from scrambled_bench.integrations import get_harness
     from scrambled_bench.integrations.base import read_logs_checked
     from scrambled_bench.integrations.pairing import compare_logged
@@ -396,6 +400,7 @@ def variants_report(
         read_logs_checked(harness, Path(folder)),
         settings,
         allow_unknown_endpoint=allow_unknown_endpoint,
+        allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
     if not paired.section:
         raise ScrambledBenchError(
@@ -407,16 +412,25 @@ def variants_report(
         dict.fromkeys(str((entry.get("run") or {}).get("model")) for entry in paired.section.values())
     )
     subtitle = f"{', '.join(models)}, {harness.title}"
+    accepted = {
+        found.task: f"{found.zeros} of {found.logged} log-likelihoods exactly 0.0, accepted by --allow-zero-loglikelihood"
+        for found in paired.zero_log_likelihoods
+    }
+    runs = []
+    for canonical, entry in paired.section.items():
+        details = _run_details(entry)
+        for task in (canonical, *(variant.name for variant in paired.groups[canonical].values())):
+            if task in accepted:
+                details.append((f"accepted: {task}", accepted[task]))
+        runs.append((f"{canonical} and its variants", details))
     return VariantsReport(
         title=f"Scrambled variants: {', '.join(models)} ({harness.title})",
         tables=variant_tables(paired.section, harness.metric_label, confidence_level),
         figures=variant_figures(paired.section, harness.metric_label, subtitle),
         instances=variant_instances(paired, harness.metric_label),
-        runs=[
-            (f"{canonical} and its variants", _run_details(entry, paired.groups.get(canonical)))
-            for canonical, entry in paired.section.items()
-        ],
+        runs=runs,
         unknown_endpoints=list(paired.unknown_endpoints),
+        warnings=[f"warning: {task}: {what}" for task, what in accepted.items()],
     )
 
 

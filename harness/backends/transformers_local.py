@@ -218,11 +218,31 @@ def _gguf_bar_follows_transformers() -> Iterator[None]:
         reader.tqdm = drawn
 
 
+def _dequantise(path: Path) -> tuple[Any, Any]:
+    """A GGUF's model, every weight de-quantised by transformers to float32, and its tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    # every weight de-quantised to a dense float32 tensor, also where transformers could keep GGUF blocks
+    # with the `kernels` package: the same numbers whatever is installed, and a checkpoint that can be saved
+    with _gguf_bar_follows_transformers():
+        model = AutoModelForCausalLM.from_pretrained(
+            path.parent,
+            gguf_file=path.name,
+            dtype=torch.float32,
+            quantization_config=GgufConfig(dequantize=True),
+        )
+    if getattr(model, "hf_quantizer", None) is not None:
+        # dense now: what still marks the model quantized would refuse save_pretrained and a cast
+        model.hf_quantizer.remove_quantization_config(model)
+    return model, tokenizer
+
+
 def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
     """A GGUF's model (in ``dtype``) and tokenizer: from its de-quantised cache entry, else de-quantised by
     transformers (float32) and stored as that entry first."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from scrambled_bench.harness.backends import gguf_cache
     from scrambled_bench.io import file_sha256
@@ -244,19 +264,7 @@ def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
         gguf_cache.say(
             f"the de-quantised cache of {path.name} is not usable ({problem}); de-quantising it again"
         )
-    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    # every weight de-quantised to a dense float32 tensor, also where transformers could keep GGUF blocks
-    # with the `kernels` package: the same numbers whatever is installed, and a checkpoint that can be saved
-    with _gguf_bar_follows_transformers():
-        model = AutoModelForCausalLM.from_pretrained(
-            path.parent,
-            gguf_file=path.name,
-            dtype=torch.float32,
-            quantization_config=GgufConfig(dequantize=True),
-        )
-    if getattr(model, "hf_quantizer", None) is not None:
-        # dense now: what still marks the model quantized would refuse save_pretrained and a cast
-        model.hf_quantizer.remove_quantization_config(model)
+    model, tokenizer = _dequantise(path)
     try:
         stored = gguf_cache.store_entry(digest, path.name, model, tokenizer, replace=unreadable)
     except OSError as exc:  # a full or read-only cache costs the next load its time, not this run
@@ -267,6 +275,56 @@ def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
     else:
         facts["gguf_cache"] = {"entry": str(stored.folder), "state": "rebuilt" if problem else "created"}
     return model.to(dtype), tokenizer, facts
+
+
+def dequantised_checkpoint(gguf: Path) -> tuple[Path, str]:
+    """The folder of a GGUF's de-quantised transformers checkpoint (float32 weights as safetensors, config,
+    generation config, tokenizer), which ``from_pretrained`` and lm-eval's ``hf`` model load as they load
+    any local model, and how it was had: ``reused`` (the cache entry the transformers backend and the probe
+    keep, :mod:`~.gguf_cache`), ``created`` or ``rebuilt`` (de-quantised now, once). A missing file, a file
+    that is not a GGUF, torch or gguf not installed, or a cache that cannot be written is one line.
+
+    >>> dequantised_checkpoint(Path("/no/such/model.gguf"))
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: model file not found: /no/such/model.gguf
+    """
+    from scrambled_bench.harness.backends import gguf_cache
+    from scrambled_bench.io import file_sha256
+
+    gguf = Path(gguf).expanduser()
+    if not gguf.is_file():
+        raise ScrambledBenchError(f"model file not found: {gguf}")
+    if gguf.suffix != ".gguf":
+        raise ScrambledBenchError(f"{gguf}: not a .gguf file")
+    try:
+        import gguf as _gguf  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise ScrambledBenchError(
+            f"de-quantising a GGUF needs torch and gguf ({exc}); pip install 'scrambled-bench[local]'"
+        ) from None
+    digest = file_sha256(gguf)
+    entry, problem = gguf_cache.find_entry(digest)
+    if entry is not None:
+        return entry.folder, "reused"
+    if problem is not None:
+        gguf_cache.say(
+            f"the de-quantised cache of {gguf.name} is not usable ({problem}); de-quantising it again"
+        )
+    try:
+        model, tokenizer = _dequantise(gguf)
+    except (OSError, ValueError) as exc:
+        raise ScrambledBenchError(f"cannot de-quantise {gguf} with transformers: {first_line(exc)}") from None
+    try:
+        stored = gguf_cache.store_entry(digest, gguf.name, model, tokenizer, replace=problem is not None)
+    except OSError as exc:
+        raise ScrambledBenchError(
+            f"cannot write the de-quantised checkpoint of {gguf.name} under {gguf_cache.cache_root()} "
+            f"({first_line(exc)}); point XDG_CACHE_HOME at a writable folder"
+        ) from None
+    return stored.folder, "rebuilt" if problem is not None else "created"
 
 
 #: the models this process holds, by (source, device, dtype): a second backend of the same model (the

@@ -166,10 +166,29 @@ def _output(response: Mapping[str, Any], choices: tuple[str, ...] | None) -> str
     return None
 
 
+def log_likelihoods(response: Mapping[str, Any], choices: tuple[str, ...] | None) -> tuple[float, ...] | None:
+    """The log-likelihood of each choice, for a document scored by log-likelihood: lighteval's response
+    then holds no text and one ``logprobs`` value per choice (a generation's ``logprobs``, where logged,
+    are per generated token, beside its text).
+
+    >>> log_likelihoods({"text": [], "logprobs": [-0.5, 0.0]}, ("A", "B"))
+    (-0.5, 0.0)
+    >>> log_likelihoods({"text": ["B"], "logprobs": [-0.5, -0.1]}, ("A", "B")) is None
+    True
+    """
+    text, logprobs = response.get("text"), response.get("logprobs")
+    if text or not choices or not isinstance(logprobs, list) or len(logprobs) != len(choices):
+        return None
+    if not all(isinstance(value, int | float) and not isinstance(value, bool) for value in logprobs):
+        return None
+    return tuple(float(value) for value in logprobs)
+
+
 def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDocument]:
     """One details file's documents by ``Doc.id``: the per-document metrics, the gold choices' texts as the
-    target, the prompt, the choices and the output; for the bench's own tasks (``bench``) also the scoring
-    metadata each document carries (``Doc.specific``) and the raw output, which ``score`` reads again."""
+    target, the prompt, the choices, the output and, for a document scored by log-likelihood, each choice's
+    log-likelihood; for the bench's own tasks (``bench``) also the scoring metadata each document carries
+    (``Doc.specific``) and the raw output, which ``score`` reads again."""
     import pyarrow.parquet as pq
 
     from scrambled_bench.integrations.scoring import first_text, logged_meta
@@ -205,6 +224,7 @@ def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDoc
             first_text(response.get("text"), where) if bench else _output(response, choices),
             logged_meta({"meta": doc.get("specific")}, where) if bench else None,
             where,
+            log_likelihoods(response, choices),
         )
     return documents
 
@@ -280,6 +300,7 @@ def read_lighteval_logs(folder: Path) -> list[LoggedTask]:
 __all__ = [
     "derived_tasks",
     "in_dataset_order",
+    "log_likelihoods",
     "mean_metrics",
     "read_details",
     "read_lighteval_logs",

@@ -38,6 +38,8 @@ DERIVED_KEY = "canonical_task"
 BENCH_KEY = "scrambled_bench_config"
 """The ``metadata`` key of the bench's own exported tasks."""
 MODEL_ARG_KEYS = ("model", "pretrained", "model_name", "engine")
+LOG_LIKELIHOOD_TYPES = frozenset({"loglikelihood", "loglikelihood_rolling", "multiple_choice"})
+"""lm-eval's output types whose responses are log-likelihoods (``[loglik, is_greedy]`` per request)."""
 
 
 def parse_model_args(model_args: Any) -> dict[str, str]:
@@ -168,10 +170,24 @@ def _hashable(target: Any) -> Any:
     return json.dumps(target, sort_keys=True) if isinstance(target, list | dict) else target
 
 
-def read_samples(path: Path) -> dict[Hashable, LoggedDocument]:
+def _log_likelihoods(responses: Any) -> tuple[float, ...] | None:
+    """A log-likelihood row's raw responses (``resps``: per request, per repeat ``[loglik, is_greedy]``, as
+    strings in lm-eval 0.4.13) as one log-likelihood per request; None where one is not a number.
+
+    >>> _log_likelihoods([[["-0.87", "False"]], [["0", "True"]]]), _log_likelihoods([["x"]])
+    ((-0.87, 0.0), None)
+    """
+    if not isinstance(responses, list) or not responses:
+        return None
+    values = [_log_likelihood(response) for response in responses]
+    return None if any(value is None for value in values) else tuple(values)  # type: ignore[arg-type]
+
+
+def read_samples(path: Path, *, log_likelihood: bool = False) -> dict[Hashable, LoggedDocument]:
     """One samples file's documents by ``doc_id``: every filter's metrics as ``metric,filter`` keys, the
     target, the prompt (the rendered user turn of a chat run), the choices of a multiple-choice request,
-    the output, and the bench's scoring metadata where the document carries it (``doc.meta``)."""
+    the output, the bench's scoring metadata where the document carries it (``doc.meta``) and, for a task
+    whose output type is a log-likelihood one (``log_likelihood``), each request's log-likelihood."""
     from scrambled_bench.integrations.scoring import first_text, logged_meta
     from scrambled_bench.io import read_jsonl
 
@@ -205,6 +221,7 @@ def read_samples(path: Path) -> dict[Hashable, LoggedDocument]:
             output=_output(row, choices),
             meta=logged_meta(doc, where) if isinstance(doc, Mapping) and doc.get("meta") else None,
             raw=first_text(row.get("resps"), where) if isinstance(doc, Mapping) and doc.get("meta") else None,
+            log_likelihoods=_log_likelihoods(row.get("resps")) if log_likelihood else None,
         )
     return {
         doc_id: LoggedDocument(
@@ -216,6 +233,7 @@ def read_samples(path: Path) -> dict[Hashable, LoggedDocument]:
             entry.get("raw") if entry.get("meta") is not None else entry.get("output"),
             entry.get("meta"),
             entry["where"],
+            entry.get("log_likelihoods"),
         )
         for doc_id, entry in documents.items()
     }
@@ -283,7 +301,7 @@ def read_lm_eval_logs(folder: Path) -> list[LoggedTask]:
                     float(value), float(stderr) if isinstance(stderr, int | float) else None
                 )
         means = mean_metrics(config)
-        documents = read_samples(path)
+        documents = read_samples(path, log_likelihood=config.get("output_type") in LOG_LIKELIHOOD_TYPES)
         tasks.append(
             LoggedTask(
                 name=task,
