@@ -260,14 +260,36 @@ def settings_in_force(run: Run) -> dict[str, str]:
     return shown
 
 
+def setting_in_force(run: Run, key: str) -> Any:
+    """A setting as the run ran it: as given, else what was in force (the sample limit or the selection
+    the suite chose, which config.json's ``selection`` records, or results.json's ``limit``); None where
+    nothing was.
+
+    >>> run = Run(Path("runs/a"), {"configs": {}, "limit": 8}, {"settings": {"limit": None, "seed": 0}})
+    >>> setting_in_force(run, "limit"), setting_in_force(run, "seed"), setting_in_force(run, "revision")
+    (8, 0, None)
+    """
+    value = run.settings.get(key)
+    if value is None:
+        value = (run.config.get("selection") or {}).get(key)
+    if value is None and key == "limit":
+        value = run.results.get("limit")
+    return value
+
+
 def label_runs(runs: Sequence[Run]) -> list[Run]:
     """Row labels: the model name, with what tells runs of one model apart added only where needed: the
-    backend, then the settings in which they differ, then the folder.
+    backend, then the settings in which they differ (as in force: the quick suite's limit is 8, not
+    "None"), then the folder.
 
     >>> runs = [Run(Path(f"runs/{mode}"), {"model": "m", "configs": {}}, {"settings": {"prompt_mode": mode}})
     ...         for mode in ("chat", "completion")]
     >>> [run.label for run in label_runs(runs + [Run(Path("runs/x"), {"model": "other", "configs": {}}, {})])]
     ['m (prompt_mode=chat)', 'm (prompt_mode=completion)', 'other']
+    >>> quick = [Run(Path(f"runs/{n}"), {"model": "m", "configs": {}, "limit": n or 8}, {"settings": {"limit": n}})
+    ...          for n in (None, 30)]
+    >>> [run.label for run in label_runs(quick)]
+    ['m (limit=8)', 'm (limit=30)']
     """
     models = [str(run.results.get("model") or run.path.name) for run in runs]
     for run, model in zip(runs, models):
@@ -280,10 +302,11 @@ def label_runs(runs: Sequence[Run]) -> list[Run]:
         if len(same) < 2:
             continue
         keys = sorted({key for run in same for key in run.settings})
-        differing = [key for key in keys if len({repr(run.settings.get(key)) for run in same}) > 1][:3]
+        differing = [key for key in keys if len({repr(setting_in_force(run, key)) for run in same}) > 1][:3]
         for run in same:
             if differing:
-                run.label += " (" + ", ".join(f"{key}={run.settings.get(key)}" for key in differing) + ")"
+                named = ", ".join(f"{key}={setting_in_force(run, key)}" for key in differing)
+                run.label += f" ({named})"
     labels = [run.label for run in runs]
     for run in runs:
         if labels.count(run.label) > 1:
