@@ -125,7 +125,12 @@ def run(
     def print_dry(counted: DryRun) -> None:
         for note in counted.notes:  # each step of the order passed over, once
             err.print(f"[yellow]token count:[/] {note}")
-        print_dry_run(counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by)
+        if counted.beside_note:
+            err.print(f"[yellow]dry run:[/] {counted.beside_note}")
+        print_dry_run(
+            counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by,
+            reused_beside=counted.reused_beside,
+        )  # fmt: skip
 
     def started(plan: RunPlan, at: Path) -> None:
         err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")

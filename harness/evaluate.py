@@ -425,6 +425,11 @@ class DryRun:
     """What counted the prompt tokens (the token counter's source)."""
     notes: tuple[str, ...] = ()
     """Each token counter passed over before the one that counted, and why."""
+    reused_beside: int = 0
+    """Requests the folders beside the run folder answered (for this endpoint): a run takes them from there,
+    so they are not counted as to send."""
+    beside_note: str | None = None
+    """Why the folders beside were not looked in, where they were not (the endpoint did not answer)."""
 
 
 def evaluate_model(
@@ -481,7 +486,10 @@ def evaluate_model(
             if on_run_dir is not None:
                 on_run_dir(resolved)
             if dry_run is not None:
-                dry_run(await _count_dry_run(plan, backend, resolved, tokenizer))
+                share = folder is None  # as the run would: the default folders share answers
+                dry_run(
+                    await _count_dry_run(plan, backend, resolved, tokenizer, share=share, replicas=replicas)
+                )
                 return None
             return await execute_run(
                 plan,
@@ -501,13 +509,54 @@ def evaluate_model(
         return asyncio.run(go())
 
 
-async def _count_dry_run(plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None) -> DryRun:
-    """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is."""
+async def _count_dry_run(
+    plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None, *, share: bool, replicas: bool
+) -> DryRun:
+    """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is:
+    neither what the folder holds, nor (with ``share``) what the folders beside it answered for this
+    endpoint, which the run would take from there (:func:`execute_run`)."""
     from scrambled_bench.harness.tokens import choose_token_counter
 
+    done = done_keys(folder)
+    beside, note = await _answered_beside(plan, backend, folder, done, replicas) if share else (set(), None)
     counter = await choose_token_counter(backend, tokenizer=tokenizer, chat=plan.settings.chat)
     try:
-        summary = await dry_run_summary(plan, backend, done_keys(folder), counter)
+        summary = await dry_run_summary(plan, backend, done | beside, counter)
     finally:
         await counter.aclose()
-    return DryRun(summary, backend.model, backend.kind, folder, counter.source, tuple(counter.notes))
+    return DryRun(
+        summary,
+        backend.model,
+        backend.kind,
+        folder,
+        counter.source,
+        tuple(counter.notes),
+        reused_beside=len(beside),
+        beside_note=note,
+    )
+
+
+async def _answered_beside(
+    plan: RunPlan, backend: Backend, folder: Path, done: set[str], replicas: bool
+) -> tuple[set[str], str | None]:
+    """The keys of the requests still to answer that the folders beside ``folder`` hold answers to from
+    this endpoint (any endpoint's with ``replicas``), as a run would take them (:func:`shared_records`);
+    with, where the endpoint could not be asked who it is, why none is counted."""
+    from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.harness.settings import scrub
+    from scrambled_bench.harness.store import Reuse, shared_records
+
+    wanted = {request.key(backend.model) for request in plan.all_requests} - done
+    anyone = Reuse({}, replicas=True)
+    held = await asyncio.to_thread(shared_records, folder, wanted, anyone) if wanted else []
+    if not held or replicas:  # no endpoint to ask about (or, for replicas, any endpoint's will do)
+        return {record["key"] for record in held}, None
+    try:
+        fingerprint = scrub(await backend.health_check())
+    except ScrambledBenchError as exc:
+        return set(), (
+            f"{len(held)} answer(s) in the folders beside {folder} are not counted: a run takes those this "
+            f"endpoint gave, and it did not say who it is ({exc})"
+        )
+    found = await asyncio.to_thread(shared_records, folder, wanted, Reuse(backend.endpoint_of(fingerprint)))
+    return {record["key"] for record in found}, None

@@ -595,6 +595,11 @@ def test_runs_that_send_the_same_requests_share_their_answers(
     ]
     code, _, err = _cli([*common, "--limit", "2"])
     assert code == 0, err
+    # the dry run counts as not to send what the run will take from the folder beside it (it counted all 12)
+    code, out, err = _cli([*common, "--limit", "3", "--parser", "paper", "--dry-run"])
+    assert code == 0, err
+    assert re.search(r"│ total +│ +12 │ +4 │", out), out
+    assert "not sent: 8 request(s) answered in the run folders beside it, which the run takes" in out
     code, _, err = _cli([*common, "--limit", "3", "--parser", "paper"])
     assert code == 0, err
     folders = sorted(p for p in (tmp_path / "runs").iterdir())
@@ -606,6 +611,36 @@ def test_runs_that_send_the_same_requests_share_their_answers(
     config = json.loads((second / "config.json").read_text())
     assert config["run_id"] == results["run_id"] and config["identity"]["limit"] == 3
     assert not (second / ".lock").exists()  # a clean exit leaves no lock behind
+
+
+def test_a_dry_run_that_cannot_ask_the_endpoint_counts_no_answer_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, closed_port_url: str
+) -> None:
+    """Answers in a folder beside are taken only where this endpoint gave them; a dry run whose endpoint does
+    not answer cannot tell, so it counts them as to send and says so in one line."""
+    from scrambled_bench.harness.evaluate import plan_run
+    from scrambled_bench.harness.settings import RunSettings
+
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--backend", "openai", "--base-url", closed_port_url, "--model", "m", "--data", str(TINY_BUILD),
+            "--limit", "1", "--no-progress", "--dry-run"]  # fmt: skip
+    plan = plan_run(
+        RunSettings(backend="openai", model="m", backend_options={"base_url": closed_port_url}, data=str(TINY_BUILD),
+                    limit=1)
+    )  # fmt: skip
+    beside = tmp_path / "runs" / "another-run"
+    beside.mkdir(parents=True)
+    endpoint = {"backend": "openai", "base_url": closed_port_url + "/v1", "model": "m"}
+    keys = sorted({request.key("m") for request in plan.all_requests})
+    (beside / "samples.jsonl").write_text(
+        "".join(json.dumps({"key": key, "output": "A", "endpoint": endpoint}) + "\n" for key in keys)
+    )
+    code, out, err = _cli(args)
+    assert code == 0, err
+    assert f"{len(keys)} answer(s) in the folders beside runs/m-" in err
+    assert "are not counted: a run takes those this endpoint gave, and it did not say who it is (cannot reach" in err
+    assert re.search(rf"│ total +│ +{len(keys)} │ +{len(keys)} │", out), out
+    assert "not sent:" not in out
 
 
 def test_a_mistyped_data_path_is_an_error_not_a_new_build(tmp_path: Path) -> None:
