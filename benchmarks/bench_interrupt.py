@@ -113,7 +113,9 @@ def bench_command(tokens: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tokens", type=int, default=1024, help="tokens of the cancelled generation")
     parser.add_argument("--after", type=float, default=1.0, help="seconds before the cancellation")
     parser.add_argument("--repeat", type=int, default=5)
