@@ -241,6 +241,32 @@ def done_keys(run_dir: Path) -> set[str]:
     return {record["key"] for record in records}
 
 
+def results_status(run_dir: Path) -> str:
+    """What a run folder's results.json says of the run, in a few words ("" where it has none it can read).
+
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> results_status(folder)
+    ''
+    >>> _ = (folder / "results.json").write_text(json.dumps({"totals": {"n_scored": 5, "n_requests": 40,
+    ...     "complete": False}}))
+    >>> results_status(folder)
+    'results.json: 5 of 40 requests scored, marked incomplete'
+    """
+    import json
+
+    from scrambled_bench.harness.results import RESULTS_FILE
+
+    try:
+        totals = json.loads((Path(run_dir) / RESULTS_FILE).read_text(encoding="utf-8"))["totals"]
+        scored, requests, complete = totals["n_scored"], totals["n_requests"], totals["complete"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"{RESULTS_FILE}: {scored} of {requests} requests scored, " + (
+        "complete" if complete else "marked incomplete"
+    )
+
+
 async def execute_run(
     plan: RunPlan,
     backend: Backend,
@@ -259,8 +285,12 @@ async def execute_run(
     folder holding answers of another endpoint is a one-line error. With ``share``, a request already
     answered in another run folder beside ``run_dir`` (the same model, prompt and decoding: the same key)
     by an endpoint so accepted is taken from there instead of being sent again. ``announce()`` is called
-    once the endpoint answered, before anything is sent."""
-    from scrambled_bench.harness.engine import run_requests
+    once the endpoint answered, before anything is sent.
+
+    Cancelled (Ctrl-C) once config.json is written, it still writes results.json from every answer that
+    arrived, marked incomplete (``engine.interrupted``; the requests not answered count as ``n_missing``),
+    and the cancellation then goes on."""
+    from scrambled_bench.harness.engine import EngineStats, run_requests
     from scrambled_bench.harness.results import (
         CONFIG_FILE,
         RESULTS_FILE,
@@ -327,55 +357,72 @@ async def execute_run(
             "configs": [config.name for config in plan.configs],
         }
         write_json(run_dir / CONFIG_FILE, run_config)
-        stats = await run_requests(
-            backend,
-            plan.all_requests,
-            store,
-            engine_settings,
-            on_result=result_hook(settings.parser),
-            progress=progress,
-            endpoint=endpoint,
-        )
-        if stats.fingerprints:
-            # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
-            run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
-            write_json(run_dir / CONFIG_FILE, run_config)
-        completed = store.completed()
-        collected = collect_samples(
-            plan.requests, completed, store.errors(), backend.model, reader=settings.parser
-        )
-        configs = compute_results(
-            collected,
-            confidence_level=settings.confidence_level,
-            n_resamples=settings.n_resamples,
-            seed=settings.seed,
-        )
-        adopted_from = Counter(record["adopted_from"] for record in shared)
-        engine_summary = {
-            "sent": stats.total - stats.skipped_existing,
-            "reused": stats.skipped_existing,
-            # where the reused answers came from: this folder (answers it held), or the folders beside it
-            # (answers taken from them now); a count per folder
-            "reused_from": {
-                str(run_dir): stats.skipped_existing - adopted,
-                **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
-            },
-            "succeeded": stats.succeeded,
-            "failed": stats.failed,
-            "retries": stats.retries,
-            "wall_seconds": round(stats.wall_seconds, 3),
-            "adopted": adopted,
-            "stopped": stats.stopped,
-            # every endpoint that gave the answers the results rest on
-            "endpoints": answers_by_endpoint(completed, needed, legacy),
-            "store_warnings": list(store.warnings),
-        }
-        document = results_document(
-            configs, run_config=run_config, engine=engine_summary, reader=settings.parser
-        )
-        write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
-        write_json(run_dir / RESULTS_FILE, document)
-        return document
+        stats = EngineStats()
+
+        def finish() -> dict[str, Any]:
+            """Score what is in the run folder and write scores.jsonl and results.json (atomically)."""
+            if stats.fingerprints:
+                # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
+                run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
+                write_json(run_dir / CONFIG_FILE, run_config)
+            completed = store.completed()
+            collected = collect_samples(
+                plan.requests, completed, store.errors(), backend.model, reader=settings.parser
+            )
+            configs = compute_results(
+                collected,
+                confidence_level=settings.confidence_level,
+                n_resamples=settings.n_resamples,
+                seed=settings.seed,
+            )
+            adopted_from = Counter(record["adopted_from"] for record in shared)
+            engine_summary = {
+                "sent": stats.total - stats.skipped_existing,
+                "reused": stats.skipped_existing,
+                # where the reused answers came from: this folder (answers it held), or the folders beside it
+                # (answers taken from them now); a count per folder
+                "reused_from": {
+                    str(run_dir): stats.skipped_existing - adopted,
+                    **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
+                },
+                "succeeded": stats.succeeded,
+                "failed": stats.failed,
+                "retries": stats.retries,
+                "wall_seconds": round(stats.wall_seconds, 3),
+                "adopted": adopted,
+                "stopped": stats.stopped,
+                # Ctrl-C stopped the run: the requests not yet answered are counted missing (n_missing)
+                "interrupted": stats.interrupted,
+                # every endpoint that gave the answers the results rest on
+                "endpoints": answers_by_endpoint(completed, needed, legacy),
+                "store_warnings": list(store.warnings),
+            }
+            document = results_document(
+                configs, run_config=run_config, engine=engine_summary, reader=settings.parser
+            )
+            write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
+            write_json(run_dir / RESULTS_FILE, document)
+            return document
+
+        try:
+            await run_requests(
+                backend,
+                plan.all_requests,
+                store,
+                engine_settings,
+                on_result=result_hook(settings.parser),
+                progress=progress,
+                endpoint=endpoint,
+                stats=stats,
+            )
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: every answer that arrived is on disk (run_requests waits for them); the results of the run
+            # so far are written, marked incomplete, as a stop for a dead endpoint writes them, so that the
+            # run can be reported; then the interruption goes on (a second Ctrl-C stops at once, without them)
+            stats.interrupted = True
+            finish()
+            raise
+        return finish()
     finally:
         store.close()
 
