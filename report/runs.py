@@ -331,6 +331,10 @@ def label_runs(runs: Sequence[Run]) -> list[Run]:
     ...          for n in (None, 30)]
     >>> [run.label for run in label_runs(quick)]
     ['m (limit=8)', 'm (limit=30)']
+    >>> suites = [Run(Path(f"runs/{suite}"), {"model": "m", "configs": {}}, {"settings": {"suite": suite, "types": None},
+    ...     "selection": {"types": types}}) for suite, types in (("quick", ["rs50"]), ("paper", ["rs50", "kf"]))]
+    >>> [run.label for run in label_runs(suites)]
+    ['m (suite=quick)', 'm (suite=paper)']
     """
     models = [str(run.results.get("model") or run.path.name) for run in runs]
     for run, model in zip(runs, models):
@@ -343,7 +347,9 @@ def label_runs(runs: Sequence[Run]) -> list[Run]:
         if len(same) < 2:
             continue
         keys = sorted({key for run in same for key in run.settings})
-        differing = [key for key in keys if len({repr(setting_in_force(run, key)) for run in same}) > 1][:3]
+        # which settings tell them apart: as given (two suites differ in their suite, not in every list it
+        # selects); each shown as in force (the quick suite's default limit is 8, not None)
+        differing = [key for key in keys if len({repr(run.settings.get(key)) for run in same}) > 1][:3]
         for run in same:
             if differing:
                 named = ", ".join(f"{key}={setting_in_force(run, key)}" for key in differing)
