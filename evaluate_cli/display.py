@@ -260,10 +260,17 @@ def _print_reader_changes(document: Mapping[str, Any], out: Console) -> None:
 
 
 def print_dry_run(
-    summary: Sequence[Mapping[str, Any]], model: str, kind: str, folder: Path, counted_by: str
+    summary: Sequence[Mapping[str, Any]],
+    model: str,
+    kind: str,
+    folder: Path,
+    counted_by: str,
+    *,
+    reused_beside: int = 0,
 ) -> None:
     """The requests and prompt tokens a run would send, per config and per scramble type (the token
-    inflation of scrambled text), and what counted them (``counted_by``: the counter's source)."""
+    inflation of scrambled text), and what counted them (``counted_by``: the counter's source); with how
+    many requests it would take from the folders beside its own (``reused_beside``) instead."""
     from rich.table import Table
 
     from scrambled_bench.harness.tokens import tokens_by_type
@@ -303,6 +310,10 @@ def print_dry_run(
     # a rough estimate or a lower bound says so in its source; the rough one is blind to the scramble type
     how = f"rough estimate: {counted_by}, blind to the scramble type" if rough else f"counted by {counted_by}"
     out.print(f"{total_send} request(s), {total_tokens:,} prompt tokens ({how}); run folder: {folder}")
+    if reused_beside:
+        out.print(
+            f"not sent: {reused_beside} request(s) answered in the run folders beside it, which the run takes"
+        )
 
 
 def print_cells(cells: Sequence[Any], out: Console) -> None:

@@ -98,6 +98,24 @@ def open_unit_interval(value: float | None) -> float | None:
     return value
 
 
+def percent_of_rows(value: float | None) -> float | None:
+    """``--sample-rate``'s check, as its help states it: a percentage in (0, 100] (0% scrambles nothing).
+    Typer's ``min=``/``max=`` have no open bound, and would show ``[0<=x<=100]``.
+
+    >>> percent_of_rows(60.0), percent_of_rows(100.0), percent_of_rows(None)
+    (60.0, 100.0, None)
+    >>> percent_of_rows(0.0)
+    Traceback (most recent call last):
+    ...
+    typer._click.exceptions.BadParameter: must be in (0, 100] (percent of the rows), got 0
+    """
+    import math
+
+    if value is not None and (math.isnan(value) or not 0 < value <= 100):
+        raise typer.BadParameter(f"must be in (0, 100] (percent of the rows), got {value:g}")
+    return value
+
+
 CONFIDENCE_HELP = (
     "Interval level, between 0 and 1 (both excluded), e.g. 0.95: Wilson intervals for Acc, BCa bootstrap "
     "(percentile where BCa is undefined) for ED, RR and RPG."

@@ -88,7 +88,8 @@ def run(
     Exit status: 0 when every request was answered; 3 when the run is incomplete (requests still failed
     after their retries, or the server went away and the run stopped): results.json is written and marks
     each incomplete config, and rerunning the same command sends only those; 2 for bad input (fix the
-    command).
+    command); 130 for Ctrl-C: results.json is written from every answer received, marked incomplete, and
+    rerunning the same command resumes.
 
     Examples:
 
@@ -125,7 +126,12 @@ def run(
     def print_dry(counted: DryRun) -> None:
         for note in counted.notes:  # each step of the order passed over, once
             err.print(f"[yellow]token count:[/] {note}")
-        print_dry_run(counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by)
+        if counted.beside_note:
+            err.print(f"[yellow]dry run:[/] {counted.beside_note}")
+        print_dry_run(
+            counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by,
+            reused_beside=counted.reused_beside,
+        )  # fmt: skip
 
     def started(plan: RunPlan, at: Path) -> None:
         err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")
@@ -214,16 +220,21 @@ def _check_complete(document: dict[str, Any], argv: list[str]) -> None:
 
 
 def _interrupted(folder: Path | None, argv: list[str]) -> str:
-    """What Ctrl-C leaves: how many answers are safe in the run folder, and the command that resumes.
+    """What Ctrl-C leaves: how many answers are safe in the run folder, what its results.json says (written
+    with the answers received, marked incomplete), and the command that resumes.
 
     >>> _interrupted(None, ["run", "--limit", "30"])
     'interrupted before anything was sent; run it again: scrambled-bench run --limit 30'
     """
     import shlex
 
-    from scrambled_bench.harness.evaluate import done_keys
+    from scrambled_bench.harness.evaluate import done_keys, results_status
 
     command = shlex.join(["scrambled-bench", *argv])
     if folder is None:
         return f"interrupted before anything was sent; run it again: {command}"
-    return f"interrupted: {len(done_keys(folder))} answer(s) saved in {folder}; resume with: {command}"
+    status = results_status(folder)
+    results = f" ({status})" if status else ""
+    return (
+        f"interrupted: {len(done_keys(folder))} answer(s) saved in {folder}{results}; resume with: {command}"
+    )

@@ -12,7 +12,14 @@ import typer
 
 from scrambled_bench.builder.recipes import RECIPES
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli.options import PrivateOption, SeedOption, TypesOption, choices_enum, option
+from scrambled_bench.evaluate_cli.options import (
+    PrivateOption,
+    SeedOption,
+    TypesOption,
+    choices_enum,
+    option,
+    percent_of_rows,
+)
 from scrambled_bench.names import split_names
 
 RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
@@ -37,7 +44,7 @@ def scramble(
     num_proc: Annotated[int, option("--num-proc", "Worker processes (datasets.map; a process pool when streaming).", min=1)] = 1,
     streaming: Annotated[bool, option("--streaming", "Stream the source (larger than memory); parquet shards are written as it goes.")] = False,
     id_column: Annotated[str | None, option("--id-column", "Column whose value keys each row's scramble (default: the row's index in its split).")] = None,
-    sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", min=0, max=100)] = None,
+    sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", callback=percent_of_rows, show_default=False)] = None,
     include_path: Annotated[Path | None, option("--include-path", "lm-eval: a folder of your own task YAMLs (lm_eval --include_path).")] = None,
     custom_tasks: Annotated[str | None, option("--custom-tasks", "lighteval: your custom-tasks file or module (lighteval --custom-tasks).")] = None,
     demos: Annotated[DemosChoice | None, option("--demos", "Harness tasks: the demonstrations' splits copied unchanged (original, the default) or scrambled too.")] = None,

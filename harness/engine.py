@@ -83,6 +83,8 @@ class EngineStats:
     fingerprints: list[str] = field(default_factory=list)
     #: why the run stopped before every request was tried (the endpoint went away); None when it did not
     stopped: str | None = None
+    #: the run was cancelled (Ctrl-C) before every request was tried
+    interrupted: bool = False
 
 
 def backoff_delay(
@@ -440,6 +442,7 @@ async def run_requests(
     on_result: Callable[[GenerationRequest, Generation], dict[str, Any]] | None = None,
     progress: bool = True,
     endpoint: Mapping[str, Any] | None = None,
+    stats: EngineStats | None = None,
 ) -> EngineStats:
     """Send every request not yet in ``store`` to ``backend`` and persist each answer as it arrives.
 
@@ -451,7 +454,9 @@ async def run_requests(
 
     An endpoint that stays unreachable (:class:`EndpointWatch`, ``settings.dead_after``) stops the run: the
     requests still pending are left unsent, ``stats.stopped`` says why, and every answer that arrived is
-    written before this returns.
+    written before this returns. A cancellation (Ctrl-C) stops it too: the requests in flight are
+    abandoned, every answer that arrived is written, and the cancellation goes on; ``stats``, where given,
+    is filled in as the run goes, so a caller so interrupted still has the counts.
 
     >>> import asyncio, tempfile
     >>> from scrambled_bench.harness.backends.base import Backend, Generation, GenerationRequest
@@ -471,7 +476,8 @@ async def run_requests(
     unique = unique_requests(requests, backend.model)
     done = store.completed()
     pending = [(key, request) for key, request in unique.items() if key not in done]
-    stats = EngineStats(total=len(unique), skipped_existing=len(unique) - len(pending))
+    stats = stats if stats is not None else EngineStats()
+    stats.total, stats.skipped_existing = len(unique), len(unique) - len(pending)
     if not pending:
         stats.wall_seconds = time.perf_counter() - started
         return stats
@@ -615,7 +621,8 @@ async def run_requests(
         elif dead is not None:
             stats.stopped = dead.result()
             await stop()
-    except BaseException:
+    except BaseException as exc:
+        stats.interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
         await stop()
         raise
     finally:

@@ -241,6 +241,32 @@ def done_keys(run_dir: Path) -> set[str]:
     return {record["key"] for record in records}
 
 
+def results_status(run_dir: Path) -> str:
+    """What a run folder's results.json says of the run, in a few words ("" where it has none it can read).
+
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> results_status(folder)
+    ''
+    >>> _ = (folder / "results.json").write_text(json.dumps({"totals": {"n_scored": 5, "n_requests": 40,
+    ...     "complete": False}}))
+    >>> results_status(folder)
+    'results.json: 5 of 40 requests scored, marked incomplete'
+    """
+    import json
+
+    from scrambled_bench.harness.results import RESULTS_FILE
+
+    try:
+        totals = json.loads((Path(run_dir) / RESULTS_FILE).read_text(encoding="utf-8"))["totals"]
+        scored, requests, complete = totals["n_scored"], totals["n_requests"], totals["complete"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"{RESULTS_FILE}: {scored} of {requests} requests scored, " + (
+        "complete" if complete else "marked incomplete"
+    )
+
+
 async def execute_run(
     plan: RunPlan,
     backend: Backend,
@@ -259,8 +285,12 @@ async def execute_run(
     folder holding answers of another endpoint is a one-line error. With ``share``, a request already
     answered in another run folder beside ``run_dir`` (the same model, prompt and decoding: the same key)
     by an endpoint so accepted is taken from there instead of being sent again. ``announce()`` is called
-    once the endpoint answered, before anything is sent."""
-    from scrambled_bench.harness.engine import run_requests
+    once the endpoint answered, before anything is sent.
+
+    Cancelled (Ctrl-C) once config.json is written, it still writes results.json from every answer that
+    arrived, marked incomplete (``engine.interrupted``; the requests not answered count as ``n_missing``),
+    and the cancellation then goes on."""
+    from scrambled_bench.harness.engine import EngineStats, run_requests
     from scrambled_bench.harness.results import (
         CONFIG_FILE,
         RESULTS_FILE,
@@ -327,55 +357,72 @@ async def execute_run(
             "configs": [config.name for config in plan.configs],
         }
         write_json(run_dir / CONFIG_FILE, run_config)
-        stats = await run_requests(
-            backend,
-            plan.all_requests,
-            store,
-            engine_settings,
-            on_result=result_hook(settings.parser),
-            progress=progress,
-            endpoint=endpoint,
-        )
-        if stats.fingerprints:
-            # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
-            run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
-            write_json(run_dir / CONFIG_FILE, run_config)
-        completed = store.completed()
-        collected = collect_samples(
-            plan.requests, completed, store.errors(), backend.model, reader=settings.parser
-        )
-        configs = compute_results(
-            collected,
-            confidence_level=settings.confidence_level,
-            n_resamples=settings.n_resamples,
-            seed=settings.seed,
-        )
-        adopted_from = Counter(record["adopted_from"] for record in shared)
-        engine_summary = {
-            "sent": stats.total - stats.skipped_existing,
-            "reused": stats.skipped_existing,
-            # where the reused answers came from: this folder (answers it held), or the folders beside it
-            # (answers taken from them now); a count per folder
-            "reused_from": {
-                str(run_dir): stats.skipped_existing - adopted,
-                **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
-            },
-            "succeeded": stats.succeeded,
-            "failed": stats.failed,
-            "retries": stats.retries,
-            "wall_seconds": round(stats.wall_seconds, 3),
-            "adopted": adopted,
-            "stopped": stats.stopped,
-            # every endpoint that gave the answers the results rest on
-            "endpoints": answers_by_endpoint(completed, needed, legacy),
-            "store_warnings": list(store.warnings),
-        }
-        document = results_document(
-            configs, run_config=run_config, engine=engine_summary, reader=settings.parser
-        )
-        write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
-        write_json(run_dir / RESULTS_FILE, document)
-        return document
+        stats = EngineStats()
+
+        def finish() -> dict[str, Any]:
+            """Score what is in the run folder and write scores.jsonl and results.json (atomically)."""
+            if stats.fingerprints:
+                # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
+                run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
+                write_json(run_dir / CONFIG_FILE, run_config)
+            completed = store.completed()
+            collected = collect_samples(
+                plan.requests, completed, store.errors(), backend.model, reader=settings.parser
+            )
+            configs = compute_results(
+                collected,
+                confidence_level=settings.confidence_level,
+                n_resamples=settings.n_resamples,
+                seed=settings.seed,
+            )
+            adopted_from = Counter(record["adopted_from"] for record in shared)
+            engine_summary = {
+                "sent": stats.total - stats.skipped_existing,
+                "reused": stats.skipped_existing,
+                # where the reused answers came from: this folder (answers it held), or the folders beside it
+                # (answers taken from them now); a count per folder
+                "reused_from": {
+                    str(run_dir): stats.skipped_existing - adopted,
+                    **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
+                },
+                "succeeded": stats.succeeded,
+                "failed": stats.failed,
+                "retries": stats.retries,
+                "wall_seconds": round(stats.wall_seconds, 3),
+                "adopted": adopted,
+                "stopped": stats.stopped,
+                # Ctrl-C stopped the run: the requests not yet answered are counted missing (n_missing)
+                "interrupted": stats.interrupted,
+                # every endpoint that gave the answers the results rest on
+                "endpoints": answers_by_endpoint(completed, needed, legacy),
+                "store_warnings": list(store.warnings),
+            }
+            document = results_document(
+                configs, run_config=run_config, engine=engine_summary, reader=settings.parser
+            )
+            write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
+            write_json(run_dir / RESULTS_FILE, document)
+            return document
+
+        try:
+            await run_requests(
+                backend,
+                plan.all_requests,
+                store,
+                engine_settings,
+                on_result=result_hook(settings.parser),
+                progress=progress,
+                endpoint=endpoint,
+                stats=stats,
+            )
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: every answer that arrived is on disk (run_requests waits for them); the results of the run
+            # so far are written, marked incomplete, as a stop for a dead endpoint writes them, so that the
+            # run can be reported; then the interruption goes on (a second Ctrl-C stops at once, without them)
+            stats.interrupted = True
+            finish()
+            raise
+        return finish()
     finally:
         store.close()
 
@@ -425,6 +472,11 @@ class DryRun:
     """What counted the prompt tokens (the token counter's source)."""
     notes: tuple[str, ...] = ()
     """Each token counter passed over before the one that counted, and why."""
+    reused_beside: int = 0
+    """Requests the folders beside the run folder answered (for this endpoint): a run takes them from there,
+    so they are not counted as to send."""
+    beside_note: str | None = None
+    """Why the folders beside were not looked in, where they were not (the endpoint did not answer)."""
 
 
 def evaluate_model(
@@ -481,7 +533,10 @@ def evaluate_model(
             if on_run_dir is not None:
                 on_run_dir(resolved)
             if dry_run is not None:
-                dry_run(await _count_dry_run(plan, backend, resolved, tokenizer))
+                share = folder is None  # as the run would: the default folders share answers
+                dry_run(
+                    await _count_dry_run(plan, backend, resolved, tokenizer, share=share, replicas=replicas)
+                )
                 return None
             return await execute_run(
                 plan,
@@ -501,13 +556,54 @@ def evaluate_model(
         return asyncio.run(go())
 
 
-async def _count_dry_run(plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None) -> DryRun:
-    """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is."""
+async def _count_dry_run(
+    plan: RunPlan, backend: Backend, folder: Path, tokenizer: str | None, *, share: bool, replicas: bool
+) -> DryRun:
+    """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is:
+    neither what the folder holds, nor (with ``share``) what the folders beside it answered for this
+    endpoint, which the run would take from there (:func:`execute_run`)."""
     from scrambled_bench.harness.tokens import choose_token_counter
 
+    done = done_keys(folder)
+    beside, note = await _answered_beside(plan, backend, folder, done, replicas) if share else (set(), None)
     counter = await choose_token_counter(backend, tokenizer=tokenizer, chat=plan.settings.chat)
     try:
-        summary = await dry_run_summary(plan, backend, done_keys(folder), counter)
+        summary = await dry_run_summary(plan, backend, done | beside, counter)
     finally:
         await counter.aclose()
-    return DryRun(summary, backend.model, backend.kind, folder, counter.source, tuple(counter.notes))
+    return DryRun(
+        summary,
+        backend.model,
+        backend.kind,
+        folder,
+        counter.source,
+        tuple(counter.notes),
+        reused_beside=len(beside),
+        beside_note=note,
+    )
+
+
+async def _answered_beside(
+    plan: RunPlan, backend: Backend, folder: Path, done: set[str], replicas: bool
+) -> tuple[set[str], str | None]:
+    """The keys of the requests still to answer that the folders beside ``folder`` hold answers to from
+    this endpoint (any endpoint's with ``replicas``), as a run would take them (:func:`shared_records`);
+    with, where the endpoint could not be asked who it is, why none is counted."""
+    from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.harness.settings import scrub
+    from scrambled_bench.harness.store import Reuse, shared_records
+
+    wanted = {request.key(backend.model) for request in plan.all_requests} - done
+    anyone = Reuse({}, replicas=True)
+    held = await asyncio.to_thread(shared_records, folder, wanted, anyone) if wanted else []
+    if not held or replicas:  # no endpoint to ask about (or, for replicas, any endpoint's will do)
+        return {record["key"] for record in held}, None
+    try:
+        fingerprint = scrub(await backend.health_check())
+    except ScrambledBenchError as exc:
+        return set(), (
+            f"{len(held)} answer(s) in the folders beside {folder} are not counted: a run takes those this "
+            f"endpoint gave, and it did not say who it is ({exc})"
+        )
+    found = await asyncio.to_thread(shared_records, folder, wanted, Reuse(backend.endpoint_of(fingerprint)))
+    return {record["key"] for record in found}, None

@@ -99,7 +99,7 @@ def build_report(
     from scrambled_bench.hub import check_repo_id
     from scrambled_bench.report.hub import refuse_incomplete
     from scrambled_bench.report.paper import select_paper_models
-    from scrambled_bench.report.runs import check_same_build, label_runs, load_run, reread
+    from scrambled_bench.report.runs import check_same_build, label_runs, load_runs, reread
 
     if options.from_harness is not None:
         _report_harness_folder([*paths, *(other.folder for other in others)], options, emit, notify)
@@ -134,10 +134,16 @@ def build_report(
                 f"made by `{other.made_by}` ({other.folder}): report it without them, or rerun "
                 f"`{other.made_by}` with them"
             )
-    loaded = [load_run(path) for path in paths]
+    loaded, left_out = load_runs(paths)
     for value, flag in ((options.push, "--push"), (options.model_card_results, "--model-card-results")):
         if value is not None:  # before anything is computed or sent
+            if left_out:  # a publication names the runs it holds: none goes missing on the way
+                raise ScrambledBenchError(
+                    f"{flag}: a run given cannot be published ({left_out[0]}); give only runs with results"
+                )
             refuse_incomplete(loaded, flag, allow_incomplete=options.allow_incomplete)
+    for reason in left_out:  # one line each; the others are reported
+        notify(f"left out {reason}")
     if options.reader is not None or (given and options.shows_intervals):
         # the stored outputs read again: with another reader, or every interval at the asked level
         loaded = [reread(run, options.reader, intervals=intervals) for run in loaded]

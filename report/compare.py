@@ -56,7 +56,7 @@ from scrambled_bench.metrics.statistics import (
     wilson_percent,
 )
 from scrambled_bench.report.marks import level_label
-from scrambled_bench.report.runs import Run
+from scrambled_bench.report.runs import Run, setting_in_force
 from scrambled_bench.tables import Footnotes, ReportTable
 
 SAMPLES_FILE = "samples.jsonl"
@@ -323,7 +323,7 @@ def _differences(a: Run, b: Run) -> list[str]:
         ("build tag", a.build.get("tag"), b.build.get("tag")),
         ("data", a.build.get("location"), b.build.get("location")),
         ("seed", a.settings.get("seed"), b.settings.get("seed")),
-        ("limit", a.settings.get("limit"), b.settings.get("limit")),
+        ("limit", setting_in_force(a, "limit"), setting_in_force(b, "limit")),
     ]
     differences = [f"{name} {x} vs {y}" for name, x, y in checks if x != y and None not in (x, y)]
     configs_a, configs_b = set(a.results["configs"]), set(b.results["configs"])

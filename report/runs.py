@@ -73,7 +73,8 @@ def load_run(path: Path) -> Run:
         raise ScrambledBenchError(f"run folder not found: {folder}")
     if not results_path.is_file():
         raise ScrambledBenchError(
-            f"{folder}: no results.json (did the run finish? rerun the same `run` command)"
+            f"{folder}: no results.json (a run still going, or stopped before it wrote any: killed, or "
+            "interrupted before it sent a request); rerun the same `run` command"
         )
     results = read_json(results_path)
     if not isinstance(results, dict) or not isinstance(results.get("configs"), dict):
@@ -96,6 +97,39 @@ def load_run(path: Path) -> Run:
         )
     # results.json holds fractions (schema 2); everything a report shows is percent, as in the paper
     return Run(folder, scores_in(results, PERCENT), config)
+
+
+def load_runs(paths: Sequence[Path]) -> tuple[list[Run], list[str]]:
+    """The run folders that can be reported (:func:`load_run`), and one line for each folder left out
+    because it cannot be (no results.json yet, results of other settings, a corrupt file): one run that
+    cannot be reported never stops the report of the others (``report runs/*`` while a run is going). A
+    path that does not exist is a mistake, not a run to leave out: a one-line error, as is a request
+    where no run is left.
+
+    >>> import tempfile
+    >>> empty = Path(tempfile.mkdtemp())
+    >>> load_runs([empty])
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: ... no results.json (a run still going, or stopped before it wrote any: killed, or interrupted before it sent a request); rerun the same `run` command
+    """
+    runs: list[Run] = []
+    left_out: list[str] = []
+    for path in paths:
+        if not Path(path).exists():
+            raise ScrambledBenchError(f"run folder not found: {path}")
+        try:
+            runs.append(load_run(path))
+        except ScrambledBenchError as exc:
+            left_out.append(str(exc))
+    if not runs and left_out:
+        if len(left_out) == 1:
+            raise ScrambledBenchError(left_out[0])
+        raise ScrambledBenchError(
+            f"none of the {len(left_out)} run folders can be reported: {left_out[0]}; and "
+            f"{len(left_out) - 1} more like it"
+        )
+    return runs, left_out
 
 
 def reread(run: Run, reader: str | None = None, *, intervals: Mapping[str, Any] | None = None) -> Run:
@@ -217,9 +251,16 @@ def run_details(run: Run) -> list[tuple[str, str]]:
         ("run fingerprint", run_fingerprint(run)),
     ]
     details += [(f"settings.{key}", value) for key, value in sorted(settings_in_force(run).items())]
+    engine = run.results.get("engine") or {}
+    if engine.get("interrupted"):
+        details.append(
+            ("interrupted", "Ctrl-C stopped the run; the requests it had not answered are missing")
+        )
+    if engine.get("stopped"):
+        details.append(("stopped early", f"the endpoint is unreachable: {engine['stopped']}"))
     details += [
         ("answered by", f"{endpoint_text(entry.get('endpoint') or {})}: {entry.get('answers')} answers")
-        for entry in (run.results.get("engine") or {}).get("endpoints") or []
+        for entry in engine.get("endpoints") or []
     ]
     fingerprint = run.config.get("fingerprint") or {}
     details += [(f"backend fingerprint.{key}", text(value)) for key, value in sorted(fingerprint.items())]
@@ -260,14 +301,40 @@ def settings_in_force(run: Run) -> dict[str, str]:
     return shown
 
 
+def setting_in_force(run: Run, key: str) -> Any:
+    """A setting as the run ran it: as given, else what was in force (the sample limit or the selection
+    the suite chose, which config.json's ``selection`` records, or results.json's ``limit``); None where
+    nothing was.
+
+    >>> run = Run(Path("runs/a"), {"configs": {}, "limit": 8}, {"settings": {"limit": None, "seed": 0}})
+    >>> setting_in_force(run, "limit"), setting_in_force(run, "seed"), setting_in_force(run, "revision")
+    (8, 0, None)
+    """
+    value = run.settings.get(key)
+    if value is None:
+        value = (run.config.get("selection") or {}).get(key)
+    if value is None and key == "limit":
+        value = run.results.get("limit")
+    return value
+
+
 def label_runs(runs: Sequence[Run]) -> list[Run]:
     """Row labels: the model name, with what tells runs of one model apart added only where needed: the
-    backend, then the settings in which they differ, then the folder.
+    backend, then the settings in which they differ (as in force: the quick suite's limit is 8, not
+    "None"), then the folder.
 
     >>> runs = [Run(Path(f"runs/{mode}"), {"model": "m", "configs": {}}, {"settings": {"prompt_mode": mode}})
     ...         for mode in ("chat", "completion")]
     >>> [run.label for run in label_runs(runs + [Run(Path("runs/x"), {"model": "other", "configs": {}}, {})])]
     ['m (prompt_mode=chat)', 'm (prompt_mode=completion)', 'other']
+    >>> quick = [Run(Path(f"runs/{n}"), {"model": "m", "configs": {}, "limit": n or 8}, {"settings": {"limit": n}})
+    ...          for n in (None, 30)]
+    >>> [run.label for run in label_runs(quick)]
+    ['m (limit=8)', 'm (limit=30)']
+    >>> suites = [Run(Path(f"runs/{suite}"), {"model": "m", "configs": {}}, {"settings": {"suite": suite, "types": None},
+    ...     "selection": {"types": types}}) for suite, types in (("quick", ["rs50"]), ("paper", ["rs50", "kf"]))]
+    >>> [run.label for run in label_runs(suites)]
+    ['m (suite=quick)', 'm (suite=paper)']
     """
     models = [str(run.results.get("model") or run.path.name) for run in runs]
     for run, model in zip(runs, models):
@@ -280,10 +347,13 @@ def label_runs(runs: Sequence[Run]) -> list[Run]:
         if len(same) < 2:
             continue
         keys = sorted({key for run in same for key in run.settings})
+        # which settings tell them apart: as given (two suites differ in their suite, not in every list it
+        # selects); each shown as in force (the quick suite's default limit is 8, not None)
         differing = [key for key in keys if len({repr(run.settings.get(key)) for run in same}) > 1][:3]
         for run in same:
             if differing:
-                run.label += " (" + ", ".join(f"{key}={run.settings.get(key)}" for key in differing) + ")"
+                named = ", ".join(f"{key}={setting_in_force(run, key)}" for key in differing)
+                run.label += f" ({named})"
     labels = [run.label for run in runs]
     for run in runs:
         if labels.count(run.label) > 1:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scrambled_bench.builder.nested_columns import check_path, column_path, is_list_of_text, roots
+from scrambled_bench.builder.nested_columns import check_path, column_path, is_list_of_text, roots, text_paths
 from scrambled_bench.builder.scramble.variants import ADDED_COLUMNS, ORIGINAL_SUFFIX, Variant
 from scrambled_bench.errors import ScrambledBenchError
 
@@ -27,10 +27,13 @@ def check_columns(
     Traceback (most recent call last):
     ...
     scrambled_bench.errors.ScrambledBenchError: split 'train' has no column 'txt' (columns: id, text)
-    >>> check_columns("train", Features({"id": Value("int64"), "text": Value("string")}), ["id"], None)
+    >>> from datasets import List
+    >>> features = Features({"id": Value("int64"), "text": Value("string"), "tags": List(Value("string")),
+    ...                      "choices": {"text": List(Value("string")), "label": List(Value("int64"))}})
+    >>> check_columns("train", features, ["id"], None)
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: column 'id' of split 'train' is not text (int64); text columns: text
+    scrambled_bench.errors.ScrambledBenchError: column 'id' of split 'train' is not text (int64); text columns: text, tags, choices.text
     """
     names = list(features)
     if not columns:
@@ -46,7 +49,8 @@ def check_columns(
             )
         elif not _is_text(features[column]):
             kind = getattr(features[column], "dtype", type(features[column]).__name__)
-            text_columns = ", ".join(name for name in names if _is_text(features[name])) or "none"
+            # every name --columns takes: text, lists of strings and the text fields of nested columns
+            text_columns = ", ".join(text_paths(features)) or "none"
             raise ScrambledBenchError(
                 f"column {column!r} of split {split!r} is not text ({kind}); text columns: {text_columns}"
             )

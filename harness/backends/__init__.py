@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import TypeAdapter, ValidationError
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.backends.base import Backend, BackendConfig, option_marks
+from scrambled_bench.harness.backends.base import Backend, BackendConfig, EndpointConfig, option_marks
 from scrambled_bench.harness.backends.inference_providers import InferenceProvidersBackend
 from scrambled_bench.harness.backends.llama_cpp import LlamaCppBackend
 from scrambled_bench.harness.backends.openai_compatible import OpenAICompatibleBackend
@@ -166,11 +166,14 @@ def given_options(kind: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The options given for backend ``kind`` (``None``: not given), each as its field's type (the
     command line's ``"32"`` is ``32``), once the backend's config accepts each (a required one may still be
     missing: :func:`create_backend` asks for it); otherwise a one-line error naming the backend's options.
-    Values stay as given, not as the config normalises them (a base URL keeps its form), since they name the
-    run folder.
+    A base URL is the one the backend sends to (:meth:`~.base.EndpointConfig.endpoint_url`): the forms of one
+    server's URL name one run folder, and config.json records the URL that was used.
 
     >>> given_options("transformers", {"model": "m", "batch_size": "32", "device": None})
     {'model': 'm', 'batch_size': 32}
+    >>> [given_options(kind, {"base_url": url})["base_url"] for kind, url in
+    ...  (("openai", "http://127.0.0.1:8080"), ("openai", "http://127.0.0.1:8080/v1/"), ("tgi", "http://h:80/v1"))]
+    ['http://127.0.0.1:8080/v1', 'http://127.0.0.1:8080/v1', 'http://h']
     >>> given_options("transformers", {"model": "m", "batch_size": "many"})
     Traceback (most recent call last):
     ...
@@ -197,9 +200,12 @@ def given_options(kind: str, options: Mapping[str, Any]) -> dict[str, Any]:
         if problems:
             raise ScrambledBenchError(_config_error(backend, problems[0])) from None
     fields = backend.Config.model_fields
-    return {
+    typed = {
         name: TypeAdapter(fields[name].annotation).validate_python(value) for name, value in given.items()
     }
+    if "base_url" in typed and issubclass(backend.Config, EndpointConfig):
+        typed["base_url"] = backend.Config.endpoint_url(typed["base_url"])
+    return typed
 
 
 def create_backend(kind: str, **options: Any) -> Backend:

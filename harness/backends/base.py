@@ -170,7 +170,11 @@ class BackendConfig(BaseModel):
 
 
 class EndpointConfig(BackendConfig):
-    """A backend that talks to a server at ``base_url`` (an http(s) URL)."""
+    """A backend that talks to a server at ``base_url`` (an http(s) URL).
+
+    The URL is kept in one form per endpoint (:meth:`endpoint_url`), the one the backend sends to: the
+    forms a user may type for one server (``http://127.0.0.1:8080`` and ``http://127.0.0.1:8080/v1/`` for an
+    OpenAI-compatible one) name one endpoint, one run folder and one set of answers."""
 
     base_url: str = backend_option(..., "the server's URL, e.g. http://127.0.0.1:8080", identity=True, flag=True)  # fmt: skip
     api_key: str | None = backend_option(None, "the key the endpoint wants; never written anywhere", identity=False, flag=True, secret=True)  # fmt: skip
@@ -178,12 +182,38 @@ class EndpointConfig(BackendConfig):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
+        return cls.endpoint_url(value)
+
+    @classmethod
+    def endpoint_url(cls, value: str) -> str:
+        """``value`` as this backend sends to it: the scheme and host in lower case, no default port, no
+        ``/`` at the end; a backend adds what its API needs (:meth:`api_path`). A URL that is not http(s)
+        is a ``ValueError``.
+
+        >>> EndpointConfig.endpoint_url("HTTP://LocalHost:80/v1/")
+        'http://localhost/v1'
+        >>> EndpointConfig.endpoint_url("https://user:Secret@Host.example:8443/api/")
+        'https://user:Secret@host.example:8443/api'
+        """
         from scrambled_bench.redaction import redact
 
         parsed = urlparse(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        scheme = parsed.scheme.lower()
+        if scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"--base-url must be an http(s) URL, got {redact(value)!r}")
-        return value.rstrip("/")
+        credentials, at, host = parsed.netloc.rpartition("@")
+        host = host.lower()
+        default_port = ":80" if scheme == "http" else ":443"
+        host = host.removesuffix(default_port)
+        url = f"{scheme}://{credentials}{at}{host}{parsed.path}".rstrip("/")
+        if parsed.query:
+            url += f"?{parsed.query}"
+        return cls.api_path(url)
+
+    @classmethod
+    def api_path(cls, url: str) -> str:
+        """The URL a server's API is reached at, from the URL a user gave (no ``/`` at its end)."""
+        return url
 
 
 class Backend(ABC):

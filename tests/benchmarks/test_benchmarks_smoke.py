@@ -39,6 +39,7 @@ BENCHMARK_FIGURES = {
     "bench_probe.py": Benchmark(
         r"torch vs sklearn accuracies[\s\S]*batch +1: +[\d.]+ samples/s", needs_shared=True
     ),
+    "bench_interrupt.py": Benchmark(r"cancelled after [\d.]+ s: stopped [\d.]+ s later"),
     "bench_embedded.py": Benchmark(r"\d+ samples in [\d.]+ s = [\d.]+ samples/s", needs_shared=True),
     "bench_transformers_batch.py": Benchmark(
         r"from the cache = \d+% of the first[\s\S]*batch +2: backend +[\d.]+ samples/s[\s\S]*backend / raw: [\d.]+x"

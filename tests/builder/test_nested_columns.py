@@ -119,3 +119,33 @@ def test_nested_columns_give_the_same_bytes_across_num_proc(tmp_path: Path):
     assert [list(c["text"]) for c in scrambled["choices_original"]] == [
         list(c["text"]) for c in frame["choices"]
     ]
+
+
+def test_a_column_that_is_not_text_lists_every_column_that_can_be_scrambled(tmp_path: Path, capsys):
+    """The error names every name ``--columns`` takes, the list and nested ones too (it listed only the
+    plain text columns, so a user never learnt that ``choices.text`` would do)."""
+    from scrambled_bench.evaluate_cli.main import main
+
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2],
+            "question": ["what is the weather", "where is the station"],
+            "choices": [
+                {"text": ["sunny", "rain"], "label": [0, 1]},
+                {"text": ["left", "right"], "label": [0, 1]},
+            ],
+            "tags": [["outdoor"], ["travel"]],
+        }
+    )
+    source = tmp_path / "rows.parquet"
+    frame.to_parquet(source)
+    code = main(
+        ["scramble", str(source), "--columns", "id", "--types", "rs50", "--out", str(tmp_path / "out")]
+    )
+    last = capsys.readouterr().err.strip().splitlines()[-1]  # after the datasets' loading bar
+    assert code == 2
+    assert (
+        last
+        == "error: column 'id' of split 'train' is not text (int64); text columns: question, choices.text, tags"
+    )
+    assert not (tmp_path / "out").exists()

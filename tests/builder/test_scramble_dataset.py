@@ -485,7 +485,7 @@ def run_cli(capsys, *args: str) -> tuple[int, str]:
         ),
         (
             ["--columns", "text", "--types", "kfl", "--sample-rate", "0"],
-            "error: --sample-rate must be in (0, 100]",
+            "error: Invalid value for '--sample-rate': must be in (0, 100] (percent of the rows), got 0",
         ),
         (
             ["--columns", "text", "--types", "kfl", "--sample-rate", "100.5"],

@@ -601,6 +601,11 @@ def test_runs_that_send_the_same_requests_share_their_answers(
     ]
     code, _, err = _cli([*common, "--limit", "2"])
     assert code == 0, err
+    # the dry run counts as not to send what the run will take from the folder beside it (it counted all 12)
+    code, out, err = _cli([*common, "--limit", "3", "--parser", "paper", "--dry-run"])
+    assert code == 0, err
+    assert re.search(r"│ total +│ +12 │ +4 │", out), out
+    assert "not sent: 8 request(s) answered in the run folders beside it, which the run takes" in out
     code, _, err = _cli([*common, "--limit", "3", "--parser", "paper"])
     assert code == 0, err
     folders = sorted(p for p in (tmp_path / "runs").iterdir())
@@ -612,6 +617,39 @@ def test_runs_that_send_the_same_requests_share_their_answers(
     config = json.loads((second / "config.json").read_text())
     assert config["run_id"] == results["run_id"] and config["identity"]["limit"] == 3
     assert not (second / ".lock").exists()  # a clean exit leaves no lock behind
+
+
+def test_a_dry_run_that_cannot_ask_the_endpoint_counts_no_answer_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, closed_port_url: str
+) -> None:
+    """Answers in a folder beside are taken only where this endpoint gave them; a dry run whose endpoint does
+    not answer cannot tell, so it counts them as to send and says so in one line."""
+    from scrambled_bench.harness.evaluate import plan_run
+    from scrambled_bench.harness.settings import RunSettings
+
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--backend", "openai", "--base-url", closed_port_url, "--model", "m", "--data", str(TINY_BUILD),
+            "--limit", "1", "--no-progress", "--dry-run"]  # fmt: skip
+    plan = plan_run(
+        RunSettings(backend="openai", model="m", backend_options={"base_url": closed_port_url}, data=str(TINY_BUILD),
+                    limit=1)
+    )  # fmt: skip
+    beside = tmp_path / "runs" / "another-run"
+    beside.mkdir(parents=True)
+    endpoint = {"backend": "openai", "base_url": closed_port_url + "/v1", "model": "m"}
+    keys = sorted({request.key("m") for request in plan.all_requests})
+    (beside / "samples.jsonl").write_text(
+        "".join(json.dumps({"key": key, "output": "A", "endpoint": endpoint}) + "\n" for key in keys)
+    )
+    code, out, err = _cli(args)
+    assert code == 0, err
+    assert f"{len(keys)} answer(s) in the folders beside runs/m-" in err
+    assert (
+        "are not counted: a run takes those this endpoint gave, and it did not say who it is (cannot reach"
+        in err
+    )
+    assert re.search(rf"│ total +│ +{len(keys)} │ +{len(keys)} │", out), out
+    assert "not sent:" not in out
 
 
 def test_a_mistyped_data_path_is_an_error_not_a_new_build(tmp_path: Path) -> None:
@@ -651,8 +689,10 @@ def _as_from_a_shell() -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path: Path) -> None:
-    """SIGINT in the middle of a real run: one line with the answers saved and the exact command; exit 130;
-    no lock left behind; the same command then finishes the run."""
+    """SIGINT in the middle of a real run of the embedded backend: it stops within seconds (the generation
+    under way is stopped between tokens; it once took about a minute), writes results.json from every
+    answer received, marked incomplete, says so in one line with the exact command, exits 130 and leaves no
+    lock; `report runs/*` reports it, marked; the same command then finishes the run."""
     import signal
     import subprocess
     import sys
@@ -660,9 +700,9 @@ def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path: Path) -> None:
 
     executable = Path(sys.executable).with_name("scrambled-bench")
 
-    def interrupt(run_dir: Path) -> tuple[subprocess.Popen[str], str, list[str]]:
+    def interrupt(run_dir: Path) -> tuple[subprocess.Popen[str], str, list[str], float, float]:
         args = ["run", "--data", str(TINY_BUILD), "--run-dir", str(run_dir), "--no-progress", "--limit", "3",
-                "--max-new-tokens", "48", "--concurrency", "1"]  # fmt: skip
+                "--max-new-tokens", "256", "--concurrency", "1"]  # fmt: skip
         process = subprocess.Popen(
             [str(executable), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             preexec_fn=_as_from_a_shell,
@@ -672,32 +712,60 @@ def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path: Path) -> None:
         while time.monotonic() < deadline and not (
             samples.is_file() and samples.read_text().count("\n") >= 1
         ):
-            time.sleep(0.2)
+            time.sleep(0.05)
         process.send_signal(signal.SIGINT)
+        sent_at, sent_wall = time.monotonic(), time.time()
         _, err = process.communicate(timeout=240)
-        return process, err, args
+        return process, err, args, time.monotonic() - sent_at, sent_wall
 
-    run_dir = tmp_path / "interrupted"
+    run_dir = tmp_path / "runs" / "interrupted"
     inherited = (
         signal.getsignal(signal.SIGINT),
         signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []),
     )
-    process, err, args = interrupt(run_dir)
+    process, err, args, exited_after, sent_wall = interrupt(run_dir)
     if process.returncode == 0:
         # seen once in CI, never in 20 tries here: the run finished as if the SIGINT sent right after the
         # first answer never came. One more try in a fresh folder; a second miss fails the test.
-        run_dir = tmp_path / "interrupted-again"
-        process, err, args = interrupt(run_dir)
+        run_dir = tmp_path / "runs" / "interrupted-again"
+        process, err, args, exited_after, sent_wall = interrupt(run_dir)
     samples = run_dir / "samples.jsonl"
     assert process.returncode == 130, f"{err}\n(this process's SIGINT handler and blocked: {inherited})"
     [line] = [line for line in err.splitlines() if line.startswith("error:")]
     saved = samples.read_text().count("\n")
-    assert f"interrupted: {saved} answer(s) saved in {run_dir}" in line
+    results = json.loads((run_dir / "results.json").read_text())
+    total = results["totals"]["n_requests"]
+    assert (
+        f"interrupted: {saved} answer(s) saved in {run_dir} (results.json: {saved} of {total} requests "
+        in line
+    )
     assert line.endswith("resume with: scrambled-bench " + " ".join(args))
     assert not (run_dir / ".lock").exists()
+    # every answer received is in the results, which say the run is incomplete
+    assert results["engine"]["interrupted"] is True and results["totals"]["complete"] is False
+    assert results["totals"]["n_scored"] == saved and results["totals"]["n_missing"] == total - saved
+    scored_keys = {json.loads(row)["key"] for row in (run_dir / "scores.jsonl").read_text().splitlines()}
+    assert scored_keys == {json.loads(record)["key"] for record in samples.read_text().splitlines()}
+    # the backend stopped and the results were written within seconds of the SIGINT (a generous bound for a
+    # loaded machine); the process's own exit then unloads torch and the rest, which is slower there
+    assert (run_dir / "results.json").stat().st_mtime - sent_wall < 20, exited_after
+    assert exited_after < 120
+
+    # report runs/*: the interrupted run beside a folder of a run that wrote no results yet
+    (tmp_path / "runs" / "killed").mkdir()
+    folders = sorted(str(path) for path in (tmp_path / "runs").iterdir())
+    code, out, err = _cli(["report", *folders])
+    assert code == 0, err
+    assert "Incomplete: " in out and "incomplete: " in out
+    assert (
+        err.startswith(f"left out {tmp_path / 'runs' / 'killed'}: no results.json") and err.count("\n") == 1
+    )
+
     code, _, err = _cli(args)
     assert code == 0, err
-    assert json.loads((run_dir / "results.json").read_text())["totals"]["n_scored"] == 12
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["totals"]["n_scored"] == 12 and results["totals"]["complete"] is True
+    assert results["engine"]["interrupted"] is False and results["engine"]["reused"] == saved
 
 
 def test_report_refuses_results_computed_with_other_settings(tmp_path: Path, embedded_run: Path) -> None:

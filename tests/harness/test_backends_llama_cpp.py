@@ -229,3 +229,42 @@ gc.collect()
     assert "never retrieved" not in process.stderr, process.stderr[-2000:]
     failed, succeeded = map(int, process.stdout.split())
     assert failed + succeeded == 6 and failed >= 1
+
+
+@pytest.mark.slow
+def test_a_cancelled_generation_stops_between_tokens() -> None:
+    """A caller that gives up (Ctrl-C, a timeout) no longer waits for the generation under way to produce all
+    its tokens: llama.cpp is stopped at its next decoding step. Once, on a loaded machine, one generation
+    took about a minute, and so did Ctrl-C. The same backend then answers the next request as if nothing
+    happened (the stopped generation leaves nothing in the context)."""
+    import time
+
+    long = GenerationRequest(
+        "1, 2, 3, 4, 5,", chat=False, settings=GenerationSettings(max_new_tokens=4000, temperature=0.0, seed=0)
+    )
+    short = GenerationRequest(PROMPTS[0], chat=True, settings=SETTINGS)
+
+    async def go() -> tuple[float, float, str, str]:
+        backend = create_backend("llama-cpp")
+        try:
+            await backend.health_check()
+            before = (await backend.generate(short)).text
+            started = time.monotonic()
+            for_a_while = asyncio.ensure_future(backend.generate(long))
+            await asyncio.sleep(1.0)  # the generation is under way: its prompt is a few tokens long
+            assert not for_a_while.done()
+            for_a_while.cancel()
+            cancelled_at = time.monotonic()
+            with pytest.raises(asyncio.CancelledError):
+                await for_a_while
+            stopped = time.monotonic()
+            after = (await backend.generate(short)).text
+            return cancelled_at - started, stopped - cancelled_at, before, after
+        finally:
+            await backend.aclose()
+
+    ran, stopping, before, after = asyncio.run(go())
+    # 4,000 counted tokens take a minute or more even on an idle machine; one token takes milliseconds, and a
+    # loaded machine is given two orders of magnitude more
+    assert stopping < 5.0, (ran, stopping)
+    assert after == before

@@ -23,7 +23,11 @@ from scrambled_bench.harness.settings import ALWAYS_RECORDED, IDENTITY_OPTIONS, 
 CONFIGS = ["scrqa/dream/kf", "scrrec-zero-shot/realtimeqa/rs50"]
 
 #: (settings, the model the backend resolved, the run folder's name): computed with the code before the
-#: backends' configs declared their options, when base_url, provider, api_key and n_ctx were RunSettings fields
+#: backends' configs declared their options, when base_url, provider, api_key and n_ctx were RunSettings fields.
+#: A base URL names the folder in the form the backend sends to (issue 43): the forms the README gives
+#: (openai's ``.../v1``, TGI's server root) keep their folders, and another form of one server's URL now
+#: names the same folder (the openai and tgi rows below were Model-7B-51bd280720 and model-71d62ca669, the
+#: folders of ``http://127.0.0.1:8080`` and ``http://h:80/v1`` as typed; their answers are taken from there)
 PINNED_FOLDERS: list[tuple[dict[str, Any], str, str]] = [
     ({}, "smollm2-135m-instruct.Q8_0.gguf", "smollm2-135m-instruct.Q8_0-7f588f571f"),
     (
@@ -39,12 +43,12 @@ PINNED_FOLDERS: list[tuple[dict[str, Any], str, str]] = [
             "suite": "paper",
         },
         "org/Model-7B",
-        "Model-7B-51bd280720",
+        "Model-7B-ef41ca8fb8",
     ),
     (
         {"backend": "tgi", "backend_options": {"base_url": "http://h:80/v1"}, "prompt_mode": "completion"},
         "served/model",
-        "model-71d62ca669",
+        "model-3d88d57e85",
     ),
     (
         {
@@ -62,6 +66,26 @@ PINNED_FOLDERS: list[tuple[dict[str, Any], str, str]] = [
         "SmolLM2-135M-Instruct-11debe9a69",
     ),
 ]
+
+
+def test_the_forms_of_one_servers_url_name_one_run_folder() -> None:
+    """``--base-url http://127.0.0.1:8080`` and ``.../v1`` are one endpoint: one folder, one URL recorded."""
+
+    def folder(backend: str, url: str) -> tuple[str, str]:
+        settings = RunSettings(backend=backend, model="m", backend_options={"base_url": url})
+        return _folder(settings, "m"), settings.scrubbed()["base_url"]
+
+    for backend, forms, sent in (
+        ("openai", ("http://127.0.0.1:8080", "http://127.0.0.1:8080/", "HTTP://127.0.0.1:8080/v1/"), "/v1"),
+        ("tgi", ("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/"), ""),
+    ):
+        named = {folder(backend, url) for url in forms}
+        assert len(named) == 1, named
+        [(_, recorded)] = named
+        assert recorded == "http://127.0.0.1:8080" + sent
+    # two servers stay two endpoints, and so do two backends at one URL (they send to other routes)
+    assert folder("openai", "http://127.0.0.1:8080")[0] != folder("openai", "http://127.0.0.1:8081")[0]
+    assert folder("openai", "http://127.0.0.1:8080")[0] != folder("tgi", "http://127.0.0.1:8080")[0]
 
 
 def _folder(settings: RunSettings, model: str) -> str:

@@ -322,3 +322,57 @@ def test_a_run_is_re_read_with_another_answer_reader(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(folder), "--parser", "paper"])
     assert result.exit_code == 0, result.output
     assert "| hedging-model | Acc | 100.00 | 0.00 |" in result.stdout
+
+
+def test_a_run_folder_without_results_is_left_out_in_one_line(two_runs: list[Path], tmp_path: Path) -> None:
+    """`report runs/*` while a run is going (or was killed before it wrote its results) reports the others
+    and says, one line each, which folders it left out; it never refuses the whole report for one."""
+    import contextlib
+
+    from scrambled_bench.evaluate_cli.main import main
+
+    going = tmp_path / "runs" / "going"
+    going.mkdir()
+    (going / "samples.jsonl").write_text("")
+    stale = tmp_path / "runs" / "stale"
+    import shutil
+
+    shutil.copytree(two_runs[0], stale)
+    (stale / "config.json").write_text(json.dumps({"run_id": "0123456789"}))
+    (stale / "results.json").write_text(
+        json.dumps({**json.loads((stale / "results.json").read_text()), "run_id": "9876543210"})
+    )
+
+    def report(*args: str) -> tuple[int, str, list[str]]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["report", *args])
+        return code, out.getvalue(), err.getvalue().splitlines()
+
+    everything = sorted(str(path) for path in (tmp_path / "runs").iterdir())  # runs/*
+    code, out, err = report(*everything)
+    assert code == 0, err
+    assert "big-model" in out and "small-model" in out
+    assert err == [
+        (
+            f"left out {going}: no results.json (a run still going, or stopped before it wrote any: killed, "
+            "or interrupted before it sent a request); rerun the same `run` command"
+        ),
+        (
+            f"left out {stale / 'results.json'}: computed with other settings than config.json (run "
+            "9876543210, settings 0123456789); rerun the same `run` command to finish it and rewrite the results"
+        ),
+    ]
+    # nothing to report is still an error, and so is a folder that does not exist (a mistyped path)
+    code, _, err = report(str(going))
+    assert code == 2 and err == [f"error: {going}: no results.json " + err[0].split("no results.json ", 1)[1]]
+    code, _, err = report(str(going), str(stale))
+    assert (
+        code == 2 and len(err) == 1 and err[0].startswith("error: none of the 2 run folders can be reported")
+    )
+    code, _, err = report(str(two_runs[0]), str(tmp_path / "runs" / "typo"))
+    assert (code, err) == (2, [f"error: run folder not found: {tmp_path / 'runs' / 'typo'}"])
+    # a publication holds exactly the runs given: one left out refuses it, before anything is sent
+    code, _, err = report(*everything, "--push", "org/results")
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith(f"error: --push: a run given cannot be published ({going}: no results.json")
