@@ -9,4 +9,4 @@ The package is one import namespace assembled from the repository's top-level fo
 - ``scrambled_bench.evaluate_cli``: the ``scrambled-bench`` command line, thin commands over the above.
 """
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"

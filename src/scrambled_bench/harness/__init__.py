@@ -1,4 +1,4 @@
-"""Deprecated: ``scrambled_bench.harness`` is ``scrambled_bench.evaluation`` since 1.2.0, and goes in 1.3.0.
+"""Deprecated: ``scrambled_bench.harness`` is ``scrambled_bench.evaluation`` since 1.1.0, and goes in 1.2.0.
 
 "Harness" now means only an external evaluation harness (lm-eval, lighteval, Inspect:
 ``scrambled_bench.integrations``); the bench's own evaluation engine (tasks, backends, the resumable engine,
@@ -23,7 +23,7 @@ OLD = __name__
 NEW = "scrambled_bench.evaluation"
 
 warnings.warn(
-    f"{OLD} is renamed {NEW} (since 1.2.0; the old name goes in 1.3.0): import {NEW} instead",
+    f"{OLD} is renamed {NEW} (since 1.1.0; the old name goes in 1.2.0): import {NEW} instead",
     DeprecationWarning,
     stacklevel=2,
 )
