@@ -53,7 +53,7 @@ def start_fixed_delay_server(delay: float) -> tuple[subprocess.Popen[bytes], str
 
 def start_llama_server() -> tuple[subprocess.Popen[bytes], str]:
     """llama-cpp-python's OpenAI-compatible server on SmolLM2 (model ``smollm2``); return it and its root."""
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
 
     port = free_port()
     root = f"http://127.0.0.1:{port}"

@@ -15,9 +15,9 @@ import asyncio
 import json
 from urllib.parse import urlsplit
 
-from scrambled_bench.harness.backends.openai_compatible import chat_body
-from scrambled_bench.harness.evaluate import plan_run
-from scrambled_bench.harness.settings import RunSettings
+from scrambled_bench.evaluation.backends.openai_compatible import chat_body
+from scrambled_bench.evaluation.evaluate import plan_run
+from scrambled_bench.evaluation.settings import RunSettings
 
 
 def request_bodies(settings: RunSettings) -> list[bytes]:

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from _local_servers import start_fixed_delay_server, stop
 
-from scrambled_bench.harness.backends import create_backend
-from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
-from scrambled_bench.harness.engine import EngineSettings, run_requests
-from scrambled_bench.harness.store import RunStore
+from scrambled_bench.evaluation.backends import create_backend
+from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
+from scrambled_bench.evaluation.engine import EngineSettings, run_requests
+from scrambled_bench.evaluation.store import RunStore
 
 #: where each backend kind finds the fixed-delay server's routes, from its root URL
 BASE_URLS = {"openai": "{root}/v1", "tgi": "{root}"}

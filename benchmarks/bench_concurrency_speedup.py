@@ -22,8 +22,8 @@ from pathlib import Path
 from _local_servers import start_fixed_delay_server, start_llama_server, stop
 from bench_client_overhead import bench_requests, run_engine
 
-from scrambled_bench.harness.backends import create_backend
-from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
+from scrambled_bench.evaluation.backends import create_backend
+from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
 
 
 async def one_at_a_time(base_url: str, model: str, requests: list[GenerationRequest]) -> float:

@@ -26,13 +26,13 @@ QUICKSTART_TARGET_SECONDS = 180.0
 
 
 def bench_samples_per_second(data: str, samples: int) -> None:
-    from scrambled_bench.harness.backends import create_backend
-    from scrambled_bench.harness.data import resolve_data
-    from scrambled_bench.harness.engine import EngineSettings, run_requests
-    from scrambled_bench.harness.evaluate import plan_requests
-    from scrambled_bench.harness.store import RunStore
-    from scrambled_bench.harness.suites import resolve_configs
-    from scrambled_bench.harness.tasks import on_result
+    from scrambled_bench.evaluation.backends import create_backend
+    from scrambled_bench.evaluation.data import resolve_data
+    from scrambled_bench.evaluation.engine import EngineSettings, run_requests
+    from scrambled_bench.evaluation.evaluate import plan_requests
+    from scrambled_bench.evaluation.store import RunStore
+    from scrambled_bench.evaluation.suites import resolve_configs
+    from scrambled_bench.evaluation.tasks import on_result
 
     configs = resolve_configs("quick")
     source = resolve_data(data, revision=None, types=sorted({c.scramble_type for c in configs}), announce=print)

@@ -55,7 +55,7 @@ from pathlib import Path
 from _local_servers import start_fixed_delay_server, stop
 from support import repo_file
 
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.evaluation.tasks import TaskConfig
 
 TINY_BUILD = repo_file("tests/fixtures/tiny_build")
 #: ScrQA on DREAM at its two anchor types: ``run`` sends both whatever ScrQA type it is given
@@ -95,7 +95,7 @@ class Outcome:
 
 
 def harness_env() -> dict[str, str]:
-    """Offline, quiet: as tests/harness/test_harness_equal_numbers.py runs lm-eval and lighteval."""
+    """Offline, quiet: as tests/evaluation/test_harness_equal_numbers.py runs lm-eval and lighteval."""
     return {
         **os.environ,
         "HF_HUB_OFFLINE": "1",

@@ -32,8 +32,8 @@ PROMPT = "1, 2, 3, 4, 5,"
 
 
 def bench_in_process(tokens: int, after: float, repeat: int) -> None:
-    from scrambled_bench.harness.backends import create_backend
-    from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
+    from scrambled_bench.evaluation.backends import create_backend
+    from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
 
     request = GenerationRequest(
         PROMPT, chat=False, settings=GenerationSettings(max_new_tokens=tokens, temperature=0.0, seed=0)

@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from _local_servers import free_port, start_server, stop
 from support import add_smoke_flag, repo_file
 
-from scrambled_bench.harness.backends import create_backend
-from scrambled_bench.harness.backends.base import Backend, GenerationRequest
-from scrambled_bench.harness.engine import EngineSettings, run_requests
-from scrambled_bench.harness.store import RunStore
+from scrambled_bench.evaluation.backends import create_backend
+from scrambled_bench.evaluation.backends.base import Backend, GenerationRequest
+from scrambled_bench.evaluation.engine import EngineSettings, run_requests
+from scrambled_bench.evaluation.store import RunStore
 
 TINY_BUILD = repo_file("tests/fixtures/tiny_build")
 RESET_SERVER = repo_file("tests/servers/llama_server.py")
@@ -51,8 +51,8 @@ MODEL = "smollm2"
 
 def plan(count: int, max_new_tokens: int) -> list[GenerationRequest]:
     """``count`` distinct requests as ``run`` builds them from the tiny build: ScrRec and ScrQA prompts."""
-    from scrambled_bench.harness.evaluate import plan_run
-    from scrambled_bench.harness.settings import RunSettings
+    from scrambled_bench.evaluation.evaluate import plan_run
+    from scrambled_bench.evaluation.settings import RunSettings
 
     settings = RunSettings(
         suite="paper",
@@ -66,7 +66,7 @@ def plan(count: int, max_new_tokens: int) -> list[GenerationRequest]:
 
 def start(kind: str) -> tuple[object, str]:
     """A fresh llama.cpp server of ``kind``; it and its ``/v1`` URL."""
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
 
     port = free_port()
     entry = ["-m", "llama_cpp.server"] if kind == "stock" else [str(RESET_SERVER)]

@@ -33,12 +33,12 @@ from _local_servers import free_port, start_server
 from support import repo_file
 
 from scrambled_bench.builder.scrambler import type_order
-from scrambled_bench.harness.backends import create_backend
-from scrambled_bench.harness.backends.base import GenerationRequest
-from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
-from scrambled_bench.harness.evaluate import plan_run, requests_to_send
-from scrambled_bench.harness.settings import RunSettings
-from scrambled_bench.harness.tokens import (
+from scrambled_bench.evaluation.backends import create_backend
+from scrambled_bench.evaluation.backends.base import GenerationRequest
+from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
+from scrambled_bench.evaluation.evaluate import plan_run, requests_to_send
+from scrambled_bench.evaluation.settings import RunSettings
+from scrambled_bench.evaluation.tokens import (
     TOKENIZE_ENDPOINTS,
     RoughCounter,
     ServerCounter,

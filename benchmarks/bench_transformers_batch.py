@@ -55,9 +55,9 @@ BATCH_SIZES = (1, 4, 16, 64)
 
 def quick_requests(data: str, samples: int, max_new_tokens: int) -> list:
     """About ``samples`` requests of the quick suite, spread over its configs."""
-    from scrambled_bench.harness.data import resolve_data
-    from scrambled_bench.harness.evaluate import plan_requests
-    from scrambled_bench.harness.suites import resolve_configs
+    from scrambled_bench.evaluation.data import resolve_data
+    from scrambled_bench.evaluation.evaluate import plan_requests
+    from scrambled_bench.evaluation.suites import resolve_configs
 
     configs = resolve_configs("quick")
     types = sorted({config.scramble_type for config in configs})
@@ -84,7 +84,7 @@ class Row:
 
 def measure_loads(gguf: Path, device: str, dtype: str) -> tuple[float, float]:
     """Seconds of a first load (de-quantising into an empty cache) and of a second (from the cache)."""
-    from scrambled_bench.harness.backends.transformers_local import load_causal_lm
+    from scrambled_bench.evaluation.backends.transformers_local import load_causal_lm
 
     started = time.perf_counter()
     loaded = load_causal_lm(str(gguf), device, dtype)
@@ -101,9 +101,9 @@ def measure_loads(gguf: Path, device: str, dtype: str) -> tuple[float, float]:
 
 def backend_row(gguf: Path, requests: list, batch_size: int, options: dict[str, Any]) -> Row:
     """The requests through the engine to a transformers backend at this batch size."""
-    from scrambled_bench.harness.backends import create_backend
-    from scrambled_bench.harness.engine import EngineSettings, run_requests
-    from scrambled_bench.harness.store import RunStore
+    from scrambled_bench.evaluation.backends import create_backend
+    from scrambled_bench.evaluation.engine import EngineSettings, run_requests
+    from scrambled_bench.evaluation.store import RunStore
 
     async def go() -> Row:
         backend = create_backend("transformers", model=str(gguf), batch_size=batch_size, **options)
@@ -133,7 +133,7 @@ def raw_row(
     padded to a ``multiple`` of tokens (as the backend pads for a compiled model)."""
     import torch
 
-    from scrambled_bench.harness.backends.transformers_local import _eos_ids, cut_at_stop
+    from scrambled_bench.evaluation.backends.transformers_local import _eos_ids, cut_at_stop
 
     tokenizer, model = loaded.tokenizer, loaded.model
     eos = _eos_ids(model, tokenizer)
@@ -180,8 +180,8 @@ def raw_row(
 
 def user_options(loaded: Any, compile_: bool) -> Callable[[Any, int], dict]:
     """generate()'s options as a user writes them: ``stop_strings`` and the tokenizer on every call."""
-    from scrambled_bench.harness.backends.decoding import transformers_parameters
-    from scrambled_bench.harness.backends.transformers_local import static_cache_and_compile
+    from scrambled_bench.evaluation.backends.decoding import transformers_parameters
+    from scrambled_bench.evaluation.backends.transformers_local import static_cache_and_compile
 
     def options(settings: Any, max_new_tokens: int) -> dict:
         chosen = {"max_new_tokens": max_new_tokens, "pad_token_id": loaded.tokenizer.pad_token_id}
@@ -235,7 +235,7 @@ def main() -> None:
     except ImportError as exc:
         skip(f"the transformers backend needs torch and gguf (pip install 'scrambled-bench[local]'): {exc}")
     from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
     from scrambled_bench.quiet import quiet_libraries
 
     try:
@@ -258,8 +258,8 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, gguf_file: Path, requests: list, batch_sizes: list[int]) -> None:
-    from scrambled_bench.harness.backends import create_backend
-    from scrambled_bench.harness.backends.transformers_local import COMPILED_WIDTH_MULTIPLE, load_causal_lm
+    from scrambled_bench.evaluation.backends import create_backend
+    from scrambled_bench.evaluation.backends.transformers_local import COMPILED_WIDTH_MULTIPLE, load_causal_lm
 
     first, second = measure_loads(gguf_file, args.device, args.dtype)
     print(

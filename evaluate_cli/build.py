@@ -50,7 +50,7 @@ def build(
     from scrambled_bench.builder.manifest import Manifest
     from scrambled_bench.builder.sources.fetch import resolve_source_dir
     from scrambled_bench.evaluate_cli.display import build_progress, console
-    from scrambled_bench.harness.hub_benchmark import eval_yaml_for
+    from scrambled_bench.evaluation.hub_benchmark import eval_yaml_for
 
     mirror = resolve_source_dir(source_dir)
     before = set() if replace or not Manifest.exists(out) else Manifest.read(out).configs

@@ -102,7 +102,7 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     answers came from and which endpoints gave the answers."""
     from rich.table import Table
 
-    from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
+    from scrambled_bench.evaluation.results import PERCENT, incompleteness, scores_in
     from scrambled_bench.tables import Footnotes
 
     document = scores_in(document, PERCENT)  # results.json holds fractions
@@ -200,7 +200,7 @@ def _reused(engine: Mapping[str, Any]) -> str:
 def _print_endpoints(engine: Mapping[str, Any], out: Console) -> None:
     """Which endpoints gave the answers the results rest on, and the reply fingerprints they carried where
     they carried more than one (the endpoint changed its configuration meanwhile)."""
-    from scrambled_bench.harness.store import endpoint_text
+    from scrambled_bench.evaluation.store import endpoint_text
 
     endpoints = engine.get("endpoints") or []
     for entry in endpoints:
@@ -273,7 +273,7 @@ def print_dry_run(
     many requests it would take from the folders beside its own (``reused_beside``) instead."""
     from rich.table import Table
 
-    from scrambled_bench.harness.tokens import tokens_by_type
+    from scrambled_bench.evaluation.tokens import tokens_by_type
 
     rough = any(item["method"] == "rough" for item in summary)
     table = Table(title=f"dry run: {model} ({kind}), nothing sent for generation")
@@ -404,7 +404,7 @@ def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     after the scrambled variants of other tasks where there are some (:func:`print_scrambled_tasks`)."""
     from rich.table import Table
 
-    from scrambled_bench.harness.results import PERCENT, scores_in
+    from scrambled_bench.evaluation.results import PERCENT, scores_in
     from scrambled_bench.tables import Footnotes
 
     if "scrambled_tasks" in document:

@@ -113,8 +113,8 @@ def dequantise(
 
         scrambled-bench dequantise path/to/model.Q4_K_M.gguf
     """
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
-    from scrambled_bench.harness.backends.transformers_local import dequantised_checkpoint
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.transformers_local import dequantised_checkpoint
 
     source = gguf if gguf is not None else find_smollm2_gguf()
     folder, state = dequantised_checkpoint(source)

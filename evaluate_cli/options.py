@@ -16,9 +16,9 @@ import typer
 
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
 from scrambled_bench.builder.scrambler import known_type_names
-from scrambled_bench.harness.backends import BACKENDS
-from scrambled_bench.harness.settings import PROMPT_MODES
-from scrambled_bench.harness.suites import SUITES
+from scrambled_bench.evaluation.backends import BACKENDS
+from scrambled_bench.evaluation.settings import PROMPT_MODES
+from scrambled_bench.evaluation.suites import SUITES
 from scrambled_bench.metrics.readers import READERS
 
 SHORT_FLAGS: dict[str, str] = {

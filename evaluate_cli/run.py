@@ -1,8 +1,8 @@
 """``run``: evaluate one model on a suite of Scrambled Bench tasks, resumably.
 
-The command parses options into :class:`~scrambled_bench.harness.settings.RunSettings` and
-:class:`~scrambled_bench.harness.engine.EngineSettings` and calls
-:func:`~scrambled_bench.harness.evaluate.evaluate_model`, the function a Python user calls, with
+The command parses options into :class:`~scrambled_bench.evaluation.settings.RunSettings` and
+:class:`~scrambled_bench.evaluation.engine.EngineSettings` and calls
+:func:`~scrambled_bench.evaluation.evaluate.evaluate_model`, the function a Python user calls, with
 callbacks that print. A backend's options are its config's fields: the common ones have flags here, every
 one is reached by ``--backend-option KEY=VALUE``, and the epilog lists them from the configs.
 """
@@ -27,10 +27,10 @@ from scrambled_bench.evaluate_cli.options import (
     TypesOption,
     option,
 )
-from scrambled_bench.harness.backends import backend_options_help, backends_help
-from scrambled_bench.harness.settings import DEFAULT_DATA
-from scrambled_bench.harness.suites import suites_help
-from scrambled_bench.harness.tasks import DATASETS, TASKS
+from scrambled_bench.evaluation.backends import backend_options_help, backends_help
+from scrambled_bench.evaluation.settings import DEFAULT_DATA
+from scrambled_bench.evaluation.suites import suites_help
+from scrambled_bench.evaluation.tasks import DATASETS, TASKS
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
 #: the backends, their options and the suites, listed from their registries under the options of ``run --help``
@@ -104,9 +104,9 @@ def run(
       scrambled-bench run --suite paper --tasks aqua-cot --exemplar-rate 0 --exemplar-rate 100 --limit 50
     """
     from scrambled_bench.evaluate_cli.display import BuildAnnouncer, console, print_dry_run, print_run_summary
-    from scrambled_bench.harness.engine import EngineSettings
-    from scrambled_bench.harness.evaluate import DryRun, RunPlan, evaluate_model
-    from scrambled_bench.harness.settings import RunSettings
+    from scrambled_bench.evaluation.engine import EngineSettings
+    from scrambled_bench.evaluation.evaluate import DryRun, RunPlan, evaluate_model
+    from scrambled_bench.evaluation.settings import RunSettings
 
     flags = {"base_url": base_url, "provider": provider, "api_key": api_key, "n_ctx": n_ctx}
     settings = RunSettings(
@@ -174,7 +174,7 @@ def _backend_options(flags: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
     ...
     scrambled_bench.errors.ScrambledBenchError: --backend-option takes KEY=VALUE, got 'batch_size'
     """
-    from scrambled_bench.harness.backends import option_name
+    from scrambled_bench.evaluation.backends import option_name
 
     options = {name: value for name, value in flags.items() if value is not None}
     flagged = set(options)
@@ -203,7 +203,7 @@ def _check_complete(document: dict[str, Any], argv: list[str]) -> None:
     import shlex
 
     from scrambled_bench.errors import IncompleteRunError
-    from scrambled_bench.harness.results import incomplete_configs
+    from scrambled_bench.evaluation.results import incomplete_configs
 
     incomplete = incomplete_configs(document)
     if not incomplete:
@@ -228,7 +228,7 @@ def _interrupted(folder: Path | None, argv: list[str]) -> str:
     """
     import shlex
 
-    from scrambled_bench.harness.evaluate import done_keys, results_status
+    from scrambled_bench.evaluation.evaluate import done_keys, results_status
 
     command = shlex.join(["scrambled-bench", *argv])
     if folder is None:

@@ -87,7 +87,7 @@ def score(
         scrambled-bench score --from inspect logs/
     """
     from scrambled_bench.evaluate_cli.display import console, print_score_summaries
-    from scrambled_bench.harness.results import FRACTION, units
+    from scrambled_bench.evaluation.results import FRACTION, units
     from scrambled_bench.metrics.score_files import score_files, write_details
 
     legacy = {

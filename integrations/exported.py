@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from scrambled_bench.harness.tasks import Metric, Task, TaskConfig
+from scrambled_bench.evaluation.tasks import Metric, Task, TaskConfig
 
 PREFIX = "scrambled_bench"
 """The first part of every exported task's name in every harness (lm-eval's group, lighteval's superset,
@@ -148,7 +148,7 @@ def exported_tasks(suite: str = SUITE) -> list[ExportedTask]:
     >>> len(tasks), tasks[0].slug, tasks[-1].slug
     (40, 'scrrec_realtimeqa_rs20', 'aqua_cot_rs100_exemplars100')
     """
-    from scrambled_bench.harness.suites import get_suite
+    from scrambled_bench.evaluation.suites import get_suite
 
     return [ExportedTask(config) for config in get_suite(suite).configs]
 
@@ -195,7 +195,7 @@ def score_sample(meta: Mapping[str, Any], output: str, *, reader: str) -> dict[s
 
 def task_of(meta: Mapping[str, Any]) -> Task:
     """The task a document's metadata belongs to."""
-    from scrambled_bench.harness.tasks import get_task
+    from scrambled_bench.evaluation.tasks import get_task
 
     return get_task(meta["task"])
 

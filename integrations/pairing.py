@@ -232,7 +232,7 @@ def rpg(
     >>> rpg({0: 0.5}, {0: 1}, {0: 0}) is None
     True
     """
-    from scrambled_bench.harness.aggregate import Bootstrap, gain_score
+    from scrambled_bench.evaluation.aggregate import Bootstrap, gain_score
 
     runs = [{doc_id: _as_doc_score(v) for doc_id, v in run.items()} for run in (canonical, variant, sub)]
     if not is_binary(*runs):

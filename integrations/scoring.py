@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.evaluation.tasks import TaskConfig
 from scrambled_bench.integrations.exported import PREFIX, config_of, document_meta, exported_tasks
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
@@ -114,7 +114,7 @@ def score_logged(
     >>> configs["scrqa/dream/kfl"]["accuracy"]["value"], configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"]
     (1.0, 1.0)
     """
-    from scrambled_bench.harness.results import ConfigSamples, compute_results
+    from scrambled_bench.evaluation.results import ConfigSamples, compute_results
 
     by_config: dict[TaskConfig, list[LoggedSample]] = defaultdict(list)
     for sample in samples:
@@ -155,7 +155,7 @@ def score_harness_output(
     unless ``allow_unknown_endpoint`` (the document then lists them under ``unknown_endpoints``), and tasks
     that logged a log-likelihood of exactly 0.0, unless ``allow_zero_loglikelihood`` (then recorded under
     ``zero_log_likelihoods_accepted``)."""
-    from scrambled_bench.harness.results import FRACTION, units
+    from scrambled_bench.evaluation.results import FRACTION, units
     from scrambled_bench.integrations.base import read_logs_checked
     from scrambled_bench.integrations.pairing import compare_logged
     from scrambled_bench.integrations.registry import get_harness

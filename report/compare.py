@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.tasks import TaskConfig, get_task
-from scrambled_bench.harness.tasks.base import ACCURACY, ED, RPG, RR, Metric
+from scrambled_bench.evaluation.tasks import TaskConfig, get_task
+from scrambled_bench.evaluation.tasks.base import ACCURACY, ED, RPG, RR, Metric
 from scrambled_bench.metrics.statistics import (
     MCNEMAR_SCORE,
     PERCENTILE,
@@ -130,7 +130,7 @@ def load_samples(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
     >>> sample["correct"], len(sample["prompt_sha"])
     (True, 64)
     """
-    from scrambled_bench.harness.store import parse_lines
+    from scrambled_bench.evaluation.store import parse_lines
 
     path = run.path / SAMPLES_FILE
     if not path.is_file():
@@ -152,7 +152,7 @@ def load_samples(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
 def _config_records(run: Run, records: Sequence[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """(config, record) for every sample each config rests on: from scores.jsonl where the run wrote it
     (a record two configs sent with identical prompts counts for both), else each record's own config."""
-    from scrambled_bench.harness.results import SCORES_FILE
+    from scrambled_bench.evaluation.results import SCORES_FILE
     from scrambled_bench.io import read_jsonl
 
     usable = [record for record in records if {"task", "config", "id"} <= set(record)]

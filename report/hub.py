@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.harness.results import (
+from scrambled_bench.evaluation.results import (
     FRACTION,
     failed_requests,
     incomplete_configs,

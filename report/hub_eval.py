@@ -21,15 +21,15 @@ from typing import Any
 from pydantic import Field
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.hub_benchmark import (
+from scrambled_bench.evaluation.hub_benchmark import (
     EVALUATION_FRAMEWORK,
     HubDocument,
     check_fields,
     headline,
     hub_task_id,
 )
-from scrambled_bench.harness.results import PERCENT, incompleteness, scores_in
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.evaluation.results import PERCENT, incompleteness, scores_in
+from scrambled_bench.evaluation.tasks import TaskConfig
 from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id
 from scrambled_bench.report.runs import Run, run_fingerprint
 
@@ -124,7 +124,7 @@ def model_eval_results(
     >>> [(e["dataset"]["task_id"], e["value"]) for e in model_eval_results(run, "org/scrambled_bench")]
     [('scrqa-dream-rs50', 81.5)]
     """
-    from scrambled_bench.harness.tasks import get_task
+    from scrambled_bench.evaluation.tasks import get_task
 
     entries = []
     for entry in scores_in(run.results, PERCENT)["configs"].values():

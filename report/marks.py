@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scrambled_bench.harness.results import incompleteness
+from scrambled_bench.evaluation.results import incompleteness
 
 DEFAULT_INTERVALS = {"confidence_level": 0.95, "n_resamples": 1000, "seed": 0}
 """The interval settings of ``run`` and ``report`` when none is given."""

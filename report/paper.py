@@ -189,7 +189,7 @@ def exemplar_keys(scramble_type: str, exemplar_rate: int) -> tuple[str, str] | N
     >>> exemplar_keys("original", 20), exemplar_keys("rs100", 0), exemplar_keys("kfl", 0)
     (('question_rs0', 'exemplars_rs20'), ('question_rs100', 'exemplars_rs0'), None)
     """
-    from scrambled_bench.harness.prompts import EXEMPLAR_RATES
+    from scrambled_bench.evaluation.prompts import EXEMPLAR_RATES
 
     question_rate = {name: rate for rate, name in EXEMPLAR_RATES.items()}.get(scramble_type)
     if question_rate is None:
@@ -204,7 +204,7 @@ def exemplar_cells(table: str | None, model: PaperModel) -> dict[tuple[str, int]
     >>> cells[("original", 0)], len(cells)
     (PaperCell(value=66.93), 16)
     """
-    from scrambled_bench.harness.prompts import EXEMPLAR_RATES
+    from scrambled_bench.evaluation.prompts import EXEMPLAR_RATES
 
     cells = {}
     for scramble_type in EXEMPLAR_RATES.values():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.results import (
+from scrambled_bench.evaluation.results import (
     CONFIG_FILE,
     PERCENT,
     RESULTS_FILE,
@@ -138,8 +138,8 @@ def reread(run: Run, reader: str | None = None, *, intervals: Mapping[str, Any] 
     as stored); the run itself where neither changes anything.
 
     Needs the run folder's samples.jsonl and scores.jsonl; a one-line error names what is missing."""
-    from scrambled_bench.harness.results import rescore
-    from scrambled_bench.harness.store import SAMPLES_FILE, parse_lines
+    from scrambled_bench.evaluation.results import rescore
+    from scrambled_bench.evaluation.store import SAMPLES_FILE, parse_lines
     from scrambled_bench.io import read_jsonl
     from scrambled_bench.metrics.readers import get_reader
 
@@ -232,7 +232,7 @@ def run_details(run: Run) -> list[tuple[str, str]]:
     """
     import json
 
-    from scrambled_bench.harness.store import endpoint_text
+    from scrambled_bench.evaluation.store import endpoint_text
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

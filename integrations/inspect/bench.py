@@ -39,7 +39,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.data import DataSource
+from scrambled_bench.evaluation.data import DataSource
 from scrambled_bench.integrations.exported import (
     MAX_NEW_TOKENS,
     PER_CONFIG_METRICS,
@@ -63,7 +63,7 @@ O200K_CACHE_FILE = "fb374d419588a4632f3f557e76b4b70aebbca790"
 def inspect_name(exported: ExportedTask) -> str:
     """A config's task name in Inspect: ``scrambled_bench/<slug>`` (the package's registry namespace).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> inspect_name(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
     'scrambled_bench/scrqa_dream_kfl'
     """
@@ -157,7 +157,7 @@ def config_rows(
 ) -> tuple[list[dict], DataSource]:
     """The dataset rows of a config from ``data`` (else the environment's, else ``./scrambled_bench``),
     the default build made or grown as ``run`` does, and where they were read."""
-    from scrambled_bench.harness.data import resolve_data
+    from scrambled_bench.evaluation.data import resolve_data
 
     if data is None:
         data, environment_revision = data_from_environment()
@@ -179,7 +179,7 @@ def _readable_location(data: str) -> bool:
     >>> _readable_location("org/scrambled_bench"), _readable_location("./no/such/build")
     (True, False)
     """
-    from scrambled_bench.harness.settings import DEFAULT_DATA
+    from scrambled_bench.evaluation.settings import DEFAULT_DATA
     from scrambled_bench.hub import is_repo_id
 
     path = Path(data).expanduser()
@@ -192,7 +192,7 @@ def samples(exported: ExportedTask, rows: Sequence[Mapping[str, Any]]) -> list[S
     """The Inspect samples of a config's rows: the prompt as one user message, the gold as target, the
     scoring metadata as metadata (pure).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> rows = [{"id": 7, "original": "Bob won.", "scrambled": "Bob nwo.", "question": "Who won?",
     ...          "choices": ["Ann", "Bob"], "answer": "B", "used_for_qa": True}]
     >>> [sample] = samples(ExportedTask(TaskConfig("scrqa", "realtimeqa", "rs50")), rows)
@@ -210,7 +210,7 @@ def task_metadata(exported: ExportedTask, source: DataSource | None = None) -> d
     theirs, the Inspect names of the configs its scores pair with (``canonical_task``: ``original``;
     ``substituted_task``: ``sub``).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> task_metadata(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))["substituted_task"]
     'scrambled_bench/scrqa_dream_sub'
     """

@@ -27,7 +27,7 @@ def task_name(exported: ExportedTask) -> str:
     """A bench config's task name in lighteval: ``scrambled_bench:<slug>`` (lighteval expands the part before
     the colon to every task sharing it).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> task_name(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
     'scrambled_bench:scrqa_dream_kfl'
     """

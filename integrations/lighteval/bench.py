@@ -168,7 +168,7 @@ def task_lists(tasks: Sequence[ExportedTask]) -> list[str]:
     with that family's stop sequences and token cap, and keeps the first answers
     (huggingface/lighteval#1177): through that client, run one list per command.
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> task_lists([ExportedTask(TaskConfig("scrqa", "dream", "kfl")), ExportedTask(TaskConfig("scrrec-zero-shot", "realtimeqa", "kf")),
     ...             ExportedTask(TaskConfig("scrqa", "dream", "sub"))])
     ['scrambled_bench:scrqa_dream_kfl,scrambled_bench:scrqa_dream_sub', 'scrambled_bench:scrrec_realtimeqa_kf']

@@ -67,7 +67,7 @@ class Function:
 def task_name(task: ExportedTask) -> str:
     """A config's task name in lm-eval: ``scrambled_bench_<slug>``.
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> task_name(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
     'scrambled_bench_scrqa_dream_kfl'
     """
@@ -78,7 +78,7 @@ def tags(task: ExportedTask) -> list[str]:
     """lm-eval tags: every config of the task and, for a task on several datasets, of the task on this
     dataset (ScrQA on DREAM: one RPG table).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> tags(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
     ['scrambled_bench_scrqa', 'scrambled_bench_scrqa_dream']
     """
@@ -89,7 +89,7 @@ def tags(task: ExportedTask) -> list[str]:
 def task_document(task: ExportedTask, data: DataLocation = DataLocation()) -> dict[str, Any]:
     """One task's YAML as a dict (``Function`` values become ``!function`` tags).
 
-    >>> from scrambled_bench.harness.tasks import TaskConfig
+    >>> from scrambled_bench.evaluation.tasks import TaskConfig
     >>> doc = task_document(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))
     >>> doc["task"], doc["dataset_name"], doc["generation_kwargs"]["until"]
     ('scrambled_bench_scrqa_dream_kfl', 'dream_kfl', ['\\nQuestion:', '\\nDialogue:', '\\nChoices:'])

@@ -19,7 +19,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from scrambled_bench.harness.tasks import TASKS, Task
+from scrambled_bench.evaluation.tasks import TASKS, Task
 from scrambled_bench.report.figures import categories, exemplars, scale, types
 from scrambled_bench.report.figures.common import (
     EXAMPLE_RUN,

@@ -10,8 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from scrambled_bench.harness.tasks import Task
-from scrambled_bench.harness.tasks.base import RPG
+from scrambled_bench.evaluation.tasks import Task
+from scrambled_bench.evaluation.tasks.base import RPG
 from scrambled_bench.report.figures.common import (
     BELOW_ZERO_NOTE,
     MEDIAN_COLOUR,

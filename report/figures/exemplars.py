@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from scrambled_bench.harness.tasks import Task
+from scrambled_bench.evaluation.tasks import Task
 from scrambled_bench.report.figures.common import (
     BAND_NOTE,
     BELOW_ZERO_NOTE,

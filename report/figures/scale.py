@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from scrambled_bench.harness.tasks import TASKS, Task
+from scrambled_bench.evaluation.tasks import TASKS, Task
 from scrambled_bench.report.figures.common import (
     BELOW_ZERO_NOTE,
     CLIPPED_NOTE,

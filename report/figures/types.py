@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scrambled_bench.builder.scrambler import FAMILIES, parse_type
-from scrambled_bench.harness.tasks import TASKS, Metric, Task
+from scrambled_bench.evaluation.tasks import TASKS, Metric, Task
 from scrambled_bench.report.figures.common import (
     BAND_NOTE,
     BELOW_ZERO_NOTE,
@@ -85,7 +85,7 @@ def paper_type_series(model: PaperModel, task: Task, dataset: str, metric: Metri
     """One of the paper's models, per scramble type, as its table prints it; None where the table lacks it.
 
     >>> from scrambled_bench.report.paper import select_paper_models
-    >>> from scrambled_bench.harness.tasks.base import RR
+    >>> from scrambled_bench.evaluation.tasks.base import RR
     >>> llama = select_paper_models("llama-2-7b")[0]
     >>> series = paper_type_series(llama, TASKS["scrrec-zero-shot"], "realtimeqa", RR)
     >>> series.label, series.below_zero

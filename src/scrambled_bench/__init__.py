@@ -4,9 +4,9 @@ The package is one import namespace assembled from the repository's top-level fo
 
 - ``scrambled_bench.builder``: scramblers, source readers and the versioned dataset build.
 - ``scrambled_bench.metrics``: the ``evaluate`` metric modules, the answer readers, scoring files.
-- ``scrambled_bench.harness``: the evaluation library: tasks, backends, engine, results, reports.
+- ``scrambled_bench.evaluation``: the evaluation library: tasks, backends, engine, results, reports.
 - ``scrambled_bench.probing``: hidden-state probes per layer (the paper's Appendix A.3).
 - ``scrambled_bench.evaluate_cli``: the ``scrambled-bench`` command line, thin commands over the above.
 """
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"

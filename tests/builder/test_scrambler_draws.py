@@ -12,6 +12,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from scrambled_bench.builder import scrambler
 
 seeds = st.integers(min_value=0, max_value=2**32)

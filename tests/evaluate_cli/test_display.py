@@ -4,7 +4,7 @@ in the table of a harness's re-scored outputs alike (one formatter)."""
 from __future__ import annotations
 
 from scrambled_bench.evaluate_cli.display import console, print_config_scores
-from scrambled_bench.harness.results import FRACTION, units
+from scrambled_bench.evaluation.results import FRACTION, units
 
 UNDEFINED = "original and substituted accuracy are equal (0.5000): the original context gained nothing"
 

@@ -11,8 +11,8 @@ import pytest
 import typer
 
 from scrambled_bench.evaluate_cli.main import app, main
-from scrambled_bench.harness.backends import BACKENDS, ENGINE_OPTIONS, backend_options, option_name
-from scrambled_bench.harness.backends.base import option_marks
+from scrambled_bench.evaluation.backends import BACKENDS, ENGINE_OPTIONS, backend_options, option_name
+from scrambled_bench.evaluation.backends.base import option_marks
 
 TINY_BUILD = Path(__file__).parents[1] / "fixtures" / "tiny_build"
 

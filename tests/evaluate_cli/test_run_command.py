@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.harness.settings import model_slug
+from scrambled_bench.evaluation.settings import model_slug
 
 TINY_BUILD = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_build"
 
@@ -551,7 +551,7 @@ def test_run_folder_depends_on_what_is_sent_and_how_it_is_scored() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from scrambled_bench.harness.settings import RunSettings, run_dir_for
+    from scrambled_bench.evaluation.settings import RunSettings, run_dir_for
 
     base = RunSettings(
         backend="openai", model="org/Model-7B", backend_options={"base_url": "http://h/v1"}, suite="paper"
@@ -624,8 +624,8 @@ def test_a_dry_run_that_cannot_ask_the_endpoint_counts_no_answer_beside_it(
 ) -> None:
     """Answers in a folder beside are taken only where this endpoint gave them; a dry run whose endpoint does
     not answer cannot tell, so it counts them as to send and says so in one line."""
-    from scrambled_bench.harness.evaluate import plan_run
-    from scrambled_bench.harness.settings import RunSettings
+    from scrambled_bench.evaluation.evaluate import plan_run
+    from scrambled_bench.evaluation.settings import RunSettings
 
     monkeypatch.chdir(tmp_path)
     args = ["run", "--backend", "openai", "--base-url", closed_port_url, "--model", "m", "--data", str(TINY_BUILD),

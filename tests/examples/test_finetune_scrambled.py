@@ -42,7 +42,7 @@ def smollm2_gguf_path() -> Path:
         pytest.importorskip(
             module, reason=f"the example needs {module} (pip install 'scrambled-bench[train]')"
         )
-    from scrambled_bench.harness.backends.llama_cpp import find_smollm2_gguf
+    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
 
     try:
         return find_smollm2_gguf()

@@ -13,9 +13,9 @@ import pytest
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.harness.data import DataSource
-from scrambled_bench.harness.suites import get_suite
-from scrambled_bench.harness.tasks import TaskConfig, build_requests
+from scrambled_bench.evaluation.data import DataSource
+from scrambled_bench.evaluation.suites import get_suite
+from scrambled_bench.evaluation.tasks import TaskConfig, build_requests
 from scrambled_bench.integrations import get_harness
 from scrambled_bench.integrations.exported import ExportedTask, document_meta, exported_tasks
 from scrambled_bench.integrations.lighteval import task_name as lighteval_name

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from scrambled_bench.harness.data import DataSource
-from scrambled_bench.harness.tasks import TaskConfig, build_requests
+from scrambled_bench.evaluation.data import DataSource
+from scrambled_bench.evaluation.tasks import TaskConfig, build_requests
 from scrambled_bench.integrations.exported import ExportedTask, exported_tasks
 
 if importlib.util.find_spec("inspect_ai") is None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 import scrambled_bench.metrics as metrics_package
 from scrambled_bench.metrics import METRIC_NAMES, load, paper_reproduction, readers
 

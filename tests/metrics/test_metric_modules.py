@@ -10,6 +10,7 @@ import evaluate
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from scrambled_bench.metrics import METRIC_NAMES, load, metric_path
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from scrambled_bench.metrics import paper_reproduction
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.metrics import paper_reproduction
 
 MODELS = {"GPT-4", "Llama-2-70b", "Flan-T5-xxl"}
 

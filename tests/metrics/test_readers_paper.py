@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from scrambled_bench.metrics.readers import PaperReader, Reading, parse_choices
 
 paper = PaperReader()

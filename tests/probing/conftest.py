@@ -25,9 +25,8 @@ def probe_model_deps(probe_fitting: None) -> None:
     pytest.importorskip(
         "gguf", reason=f"loading the SmolLM2 GGUF into transformers needs gguf ({PROBE_EXTRAS})"
     )
-    from scrambled_bench.probing.features import default_model_source
-
     from scrambled_bench.errors import ScrambledBenchError
+    from scrambled_bench.probing.features import default_model_source
 
     try:
         default_model_source()

@@ -11,7 +11,7 @@ from scrambled_bench.builder.build import TEXT_PLACE
 from scrambled_bench.builder.scrambler import scramble
 from scrambled_bench.builder.sources.fetch import SourceReader
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.prompts import dream_prompt
+from scrambled_bench.evaluation.prompts import dream_prompt
 from scrambled_bench.probing.data import (
     DEFAULT_TYPES,
     EVAL_SPLITS,

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.harness.backends.base import Generation
-from scrambled_bench.harness.engine import sample_record
-from scrambled_bench.harness.results import collect_samples, compute_results, results_document, write_json
-from scrambled_bench.harness.tasks import TaskConfig, build_requests, on_result
+from scrambled_bench.evaluation.backends.base import Generation
+from scrambled_bench.evaluation.engine import sample_record
+from scrambled_bench.evaluation.results import collect_samples, compute_results, results_document, write_json
+from scrambled_bench.evaluation.tasks import TaskConfig, build_requests, on_result
 
 CATEGORIES = ("arithmetic", "commonsense", "logic", "matching", "summary")
 CHOICES = ["Ann", "Bob", "Cy", "Di"]

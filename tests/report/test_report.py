@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scrambled_bench.evaluate_cli.main import app
-from scrambled_bench.harness.results import (
+from scrambled_bench.evaluation.results import (
     collect_samples,
     compute_results,
     results_document,
@@ -22,7 +22,7 @@ from scrambled_bench.harness.results import (
     write_json,
     write_jsonl,
 )
-from scrambled_bench.harness.tasks import TaskConfig, build_requests
+from scrambled_bench.evaluation.tasks import TaskConfig, build_requests
 from scrambled_bench.report import build_tables, label_runs, load_run, render_markdown
 
 CHOICES = ["Ann", "Bob", "Cy"]

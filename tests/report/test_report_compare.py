@@ -14,8 +14,8 @@ from report_runs import BUILD, answer, qa_rows, skilled_run, write_run
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.harness.results import RESULTS_SCHEMA
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.evaluation.results import RESULTS_SCHEMA
+from scrambled_bench.evaluation.tasks import TaskConfig
 from scrambled_bench.metrics.statistics import paired_proportions
 from scrambled_bench.report import label_runs, load_run
 from scrambled_bench.report.compare import (

@@ -141,7 +141,7 @@ def test_runs_at_the_same_type_are_dodged(runs: list) -> None:
 def test_the_size_figure_names_every_point_with_a_value_on_one_x_range(runs: list) -> None:
     import matplotlib.pyplot as plt
 
-    from scrambled_bench.harness.tasks import TASKS
+    from scrambled_bench.evaluation.tasks import TASKS
     from scrambled_bench.report.figures import SCALE_TYPE, build_figures
     from scrambled_bench.report.paper import models_in, paper_cell
 

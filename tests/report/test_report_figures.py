@@ -103,7 +103,7 @@ def test_figures_without_the_paper_have_no_reference_legend(runs: list, tmp_path
 def test_size_figure_says_which_runs_it_cannot_place(runs: list, tmp_path: Path) -> None:
     import matplotlib
 
-    from scrambled_bench.harness.tasks import TASKS
+    from scrambled_bench.evaluation.tasks import TASKS
     from scrambled_bench.report.figures import FIGURE_RC, FigureInputs, scale_figure
 
     with matplotlib.rc_context(FIGURE_RC):

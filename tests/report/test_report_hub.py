@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.hub_benchmark import benchmark_eval_yaml, validate_eval_yaml
-from scrambled_bench.harness.results import FRACTION, scores_in
-from scrambled_bench.harness.tasks import TaskConfig
+from scrambled_bench.evaluation.hub_benchmark import benchmark_eval_yaml, validate_eval_yaml
+from scrambled_bench.evaluation.results import FRACTION, scores_in
+from scrambled_bench.evaluation.tasks import TaskConfig
 from scrambled_bench.report import label_runs, load_run, push_to_hub, run_fingerprint
 from scrambled_bench.report.hub import leaderboard_rows
 from scrambled_bench.report.hub_eval import (
@@ -320,7 +320,7 @@ def test_an_incomplete_run_is_published_only_when_allowed_and_then_marked(
     import huggingface_hub
 
     from scrambled_bench.evaluate_cli.main import main
-    from scrambled_bench.harness.results import write_json
+    from scrambled_bench.evaluation.results import write_json
 
     folder = two_runs[0].path
     results = json.loads((folder / "results.json").read_text())

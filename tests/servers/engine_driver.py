@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.harness.backends import create_backend
-from scrambled_bench.harness.backends.base import GenerationRequest, GenerationSettings
-from scrambled_bench.harness.engine import EngineSettings, run_requests
-from scrambled_bench.harness.store import RunStore
+from scrambled_bench.evaluation.backends import create_backend
+from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
+from scrambled_bench.evaluation.engine import EngineSettings, run_requests
+from scrambled_bench.evaluation.store import RunStore
 
 TOPICS = (
     "rivers",

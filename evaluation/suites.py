@@ -1,0 +1,186 @@
+"""Named grids of task configs: ``paper`` (the paper's Tables 1 and 3-6 for one model), ``letters`` (adds
+Appendix A.2's letter-position types), ``quick`` (the README's first command), and user selections.
+
+The help of ``run --suite`` and the README's list of suites are both made from :data:`SUITES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scrambled_bench.builder.scrambler import FAMILIES, type_order, types_in
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.tasks import (
+    DATASETS,
+    TASKS,
+    TaskConfig,
+    check_dataset,
+    configs_from,
+    get_task,
+)
+from scrambled_bench.names import split_names
+
+SCRQA_TYPES = types_in("paper", tables=True)
+"""The paper's main types (Tables 5-8), its RPG anchors (``original``, ``sub``) among them."""
+SCRREC_TYPES = tuple(name for name in SCRQA_TYPES if name not in get_task("scrqa").anchors)
+"""Tables 3-4: the paper's types that scramble (no unchanged text to recover, no substituted letters)."""
+AQUA_TYPES = ("original", *FAMILIES["rs"].type_names(tables=True))
+"""Table 1: AQuA-RAT at the tables' RS rates, beside the original."""
+#: Appendix A.2: which letters keep their place (keep first and last, first only, last and one random...)
+LETTER_TYPES = ("kfl", *types_in("letters"))
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named grid; ``default_limit`` caps samples per config unless ``--limit`` says otherwise."""
+
+    name: str
+    description: str
+    configs: tuple[TaskConfig, ...]
+    default_limit: int | None = None
+
+
+def _paper_configs(extra_types: Sequence[str] = ()) -> list[TaskConfig]:
+    scrrec_types = list(dict.fromkeys([*SCRREC_TYPES, *extra_types]))
+    scrqa_types = list(dict.fromkeys([*SCRQA_TYPES, *extra_types]))
+    return [
+        *configs_from(["scrrec-zero-shot", "scrrec-few-shot"], None, scrrec_types),
+        *configs_from(["scrqa"], None, scrqa_types),
+        *configs_from(["aqua-cot"], None, AQUA_TYPES),
+    ]
+
+
+SUITES: dict[str, Suite] = {
+    "quick": Suite(
+        "quick",
+        "a taste in minutes on a laptop CPU: ScrRec zero-shot at rs50 and ScrQA on RealtimeQA at "
+        "original/rs50/sub, 8 samples each",
+        (
+            TaskConfig("scrrec-zero-shot", "realtimeqa", "rs50"),
+            *configs_from(["scrqa"], ["realtimeqa"], ["original", "rs50", "sub"]),
+        ),
+        default_limit=8,
+    ),
+    "paper": Suite(
+        "paper",
+        "the paper's Tables 1 and 3-8: ScrRec zero- and few-shot at rs20/rs50/rs100/kf/kfl; ScrQA on RealtimeQA "
+        "and DREAM at original/rs20/rs50/rs100/kf/kfl/sub; AQuA few-shot CoT at every question and exemplar rate",
+        tuple(_paper_configs()),
+    ),
+    "letters": Suite(
+        "letters",
+        "the paper's grid plus Appendix A.2's kfkr1, klkr1 and kr2 for ScrRec and ScrQA",
+        tuple(_paper_configs(LETTER_TYPES)),
+    ),
+}
+
+
+def suites_help() -> str:
+    """One line per suite, for ``run --help`` and the README.
+
+    >>> suites_help().splitlines()[0].startswith("quick: a taste in minutes")
+    True
+    """
+    return "\n".join(f"{suite.name}: {suite.description}" for suite in SUITES.values())
+
+
+def get_suite(name: str) -> Suite:
+    if name not in SUITES:
+        raise ScrambledBenchError(f"unknown suite {name!r}; choose from {', '.join(SUITES)}")
+    return SUITES[name]
+
+
+def resolve_configs(
+    suite: str = "quick",
+    *,
+    tasks: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+    types: Sequence[str] | None = None,
+    exemplar_rates: Sequence[int] | None = None,
+) -> list[TaskConfig]:
+    """The configs a ``run`` evaluates: a suite, narrowed by ``tasks``/``datasets``, re-gridded by ``types``.
+
+    Naming ``types`` runs the suite's tasks at exactly those types (a task with paired anchors, ScrQA's
+    ``original`` and ``sub``, always gets them too, so RPG comes out of the same run); ``exemplar_rates``
+    replaces AQuA's exemplar rates. Names may be comma-separated.
+
+    >>> [c.name for c in resolve_configs("quick", types=["kf"])]
+    ['scrrec-zero-shot/realtimeqa/kf', 'scrqa/realtimeqa/original', 'scrqa/realtimeqa/kf', 'scrqa/realtimeqa/sub']
+    >>> len(resolve_configs("paper"))
+    40
+    """
+    base = list(get_suite(suite).configs)
+    tasks, datasets, types = split_names(tasks), split_names(datasets), split_names(types)
+    for task in tasks or ():
+        get_task(task)
+    for dataset in datasets or ():
+        check_dataset(dataset)
+    rated = [task for task in TASKS.values() if task.exemplar_rates]
+    for rate in exemplar_rates or ():
+        if not any(rate in task.exemplar_rates for task in rated):
+            known = sorted({r for task in rated for r in task.exemplar_rates})
+            raise ScrambledBenchError(
+                f"unknown exemplar rate {rate}; choose from {', '.join(map(str, known))}"
+            )
+
+    if tasks is None and datasets is not None and types is not None:
+        # naming datasets and types without tasks means "every task on those datasets"
+        chosen_tasks = list(TASKS)
+    else:
+        chosen_tasks = tasks if tasks is not None else list(dict.fromkeys(c.task for c in base))
+    if types is None and tasks is not None and not any(c.task in tasks for c in base):
+        raise ScrambledBenchError(
+            f"suite {suite!r} has no config of task(s) {', '.join(tasks)}; name --types too"
+        )
+
+    if types is None:
+        configs = [c for c in base if c.task in chosen_tasks]
+    else:
+        configs = []
+        for name in chosen_tasks:
+            task = get_task(name)
+            anchors = task.anchors
+            task_types = sorted(set(types) | set(anchors), key=type_order) if anchors else types
+            # AQuA named without its rates: the suite's own, else the first (unscrambled exemplars)
+            rates = exemplar_rates or sorted({c.exemplar_rate for c in base if c.task == name} - {None})
+            rates = rates or list(task.exemplar_rates[:1])
+            configs.extend(task.configs(None, task_types, rates))
+    if exemplar_rates is not None:
+        kept = [c for c in configs if not c.definition.exemplar_rates]
+        for task in rated:
+            task_types = list(dict.fromkeys(c.scramble_type for c in configs if c.task == task.name))
+            kept.extend(
+                TaskConfig(task.name, c_dataset, t, rate)
+                for c_dataset in task.datasets
+                for t in task_types
+                for rate in exemplar_rates
+            )
+        configs = kept
+    if datasets is not None:
+        configs = [c for c in configs if c.dataset in datasets]
+    elif types is not None and tasks is None:
+        # re-gridding keeps the suite's own (task, dataset) pairs: quick stays on RealtimeQA
+        pairs = {(c.task, c.dataset) for c in base}
+        configs = [c for c in configs if (c.task, c.dataset) in pairs]
+    configs = list(dict.fromkeys(configs))
+    if configs and exemplar_rates is not None and not any(c.definition.exemplar_rates for c in configs):
+        # an option that changes nothing would still move the run to another folder, and hide the mistake
+        raise ScrambledBenchError(
+            f"--exemplar-rate applies to the aqua-cot task, which this selection leaves out (suite {suite!r}); "
+            "add --tasks aqua-cot --types original or use --suite paper"
+        )
+    if not configs:
+        raise ScrambledBenchError(
+            "the selection of suite, --tasks, --datasets and --types leaves nothing to run "
+            f"(suite {suite!r}, tasks {tasks}, datasets {datasets}, types {types})"
+        )
+    return configs
+
+
+def default_limit(suite: str) -> int | None:
+    """The suite's per-config sample cap when ``--limit`` is not given."""
+    return get_suite(suite).default_limit
+
+
+__all__ = ["DATASETS", "SUITES", "Suite", "default_limit", "get_suite", "resolve_configs", "suites_help"]
