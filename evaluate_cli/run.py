@@ -160,6 +160,7 @@ class _RunPrinter:
         self.build.close()
 
     def started(self, plan: RunPlan, at: Path) -> None:
+        """The endpoint answered: the run folder, and what the run holds."""
         self.err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")
 
     def dry_run(self, counted: DryRun) -> None:
