@@ -12,21 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scrambled_bench.builder.word_functions import (
-    scramble_keep_first,
-    scramble_keep_first_last,
-    scramble_keep_first_random_one,
-    scramble_keep_last_random_one,
-    scramble_keep_random_two,
-    scramble_random,
-    scramble_random_long,
-    substitute_letters,
-    typo_adjacent_swap,
-    typo_delete,
-    typo_insert,
-    typo_replace,
-    unchanged_word,
-)
+from scrambled_bench.builder import word_functions as word
 from scrambled_bench.errors import ScrambledBenchError
 
 _TYPE_PATTERN = re.compile(r"^([a-z]+?)(-?\d+)$")
@@ -134,10 +120,10 @@ TYPO_RATES = (10, 30, 50, 100)
 FAMILIES: dict[str, ScrambleFamily] = {
     family.name: family
     for family in (
-        ScrambleFamily("original", unchanged_word, 0, False, "no change", identity=True),
+        ScrambleFamily("original", word.unchanged_word, 0, False, "no change", identity=True),
         ScrambleFamily(
             "rs",
-            scramble_random,
+            word.scramble_random,
             2,
             True,
             "random scramble: NN % of the words with at least 2 letters, all their letters shuffled",
@@ -146,21 +132,21 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "kf",
-            scramble_keep_first,
+            word.scramble_keep_first,
             3,
             False,
             "keep the first letter, shuffle the rest (words with at least 3 letters)",
         ),
         ScrambleFamily(
             "kfl",
-            scramble_keep_first_last,
+            word.scramble_keep_first_last,
             4,
             False,
             "keep the first and last letters, shuffle the inner ones (words with at least 4 letters)",
         ),
         ScrambleFamily(
             "kr2",
-            scramble_keep_random_two,
+            word.scramble_keep_random_two,
             4,
             False,
             "keep two letters at random positions, shuffle the rest (words with at least 4 letters; paper App. A.2)",
@@ -168,7 +154,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "klkr1",
-            scramble_keep_last_random_one,
+            word.scramble_keep_last_random_one,
             4,
             False,
             "keep the last letter and one random other (words with at least 4 letters; paper App. A.2)",
@@ -176,7 +162,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "kfkr1",
-            scramble_keep_first_random_one,
+            word.scramble_keep_first_random_one,
             4,
             False,
             "keep the first letter and one random other (words with at least 4 letters; paper App. A.2)",
@@ -184,7 +170,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "sub",
-            substitute_letters,
+            word.substitute_letters,
             2,
             False,
             "every letter of every word with at least 2 letters replaced by a different random letter "
@@ -192,7 +178,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "adj",
-            typo_adjacent_swap,
+            word.typo_adjacent_swap,
             3,
             True,
             "natural typo in NN % of the words with at least 3 letters: two adjacent letters swapped, never the "
@@ -202,7 +188,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "ins",
-            typo_insert,
+            word.typo_insert,
             3,
             True,
             "natural typo in NN % of the words with at least 3 letters: one random letter inserted after the first",
@@ -211,7 +197,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "del",
-            typo_delete,
+            word.typo_delete,
             3,
             True,
             "natural typo in NN % of the words with at least 3 letters: one letter other than the first deleted",
@@ -220,7 +206,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "rep",
-            typo_replace,
+            word.typo_replace,
             3,
             True,
             "natural typo in NN % of the words with at least 3 letters: one letter other than the first replaced",
@@ -229,7 +215,7 @@ FAMILIES: dict[str, ScrambleFamily] = {
         ),
         ScrambleFamily(
             "ftrs",
-            scramble_random_long,
+            word.scramble_random_long,
             3,
             True,
             "random scramble in NN % of the words with more than two letters, all their letters shuffled "
