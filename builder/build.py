@@ -238,9 +238,8 @@ def write_configs(
     are also the row groups, so memory does not grow with the source. No timestamps or paths go into
     the files: the same rows give the same bytes.
     """
-    # deferred: pyarrow is heavy, and `scrambled-bench --help` imports this module
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # deferred: heavy, and `scrambled-bench --help` imports this module
+    import pyarrow.parquet as pq  # deferred: heavy
 
     schema = _arrow_schema(data)
     counts = [0] * len(paths)
