@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors become one line ``error: <message>`` on stderr and a non-zero exit.
 
     >>> main(["--version"])
-    scrambled-bench 1.0.0
+    scrambled-bench 1.1.0
     0
     """
     argv = report.expand_bare_paper(sys.argv[1:] if argv is None else argv)
