@@ -44,7 +44,7 @@ def types() -> None:
 @app.command("suites")
 def suites() -> None:
     """The suites `run --suite` takes, with what each holds."""
-    from scrambled_bench.harness.suites import SUITES
+    from scrambled_bench.evaluation.suites import SUITES
 
     typer.echo(
         "\n".join(
@@ -61,7 +61,7 @@ def suites() -> None:
 @app.command("tasks")
 def tasks() -> None:
     """The tasks `run --tasks` takes, with their datasets and what each measures."""
-    from scrambled_bench.harness.tasks import TASKS
+    from scrambled_bench.evaluation.tasks import TASKS
 
     typer.echo(
         "\n".join(

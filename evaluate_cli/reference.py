@@ -100,7 +100,7 @@ API_PAGES: tuple[ApiPage, ...] = (
         "evaluation",
         "Evaluation engine",
         "`scrambled-bench run` as a library: run settings, the resumable engine and its results.",
-        ("scrambled_bench.harness",),
+        ("scrambled_bench.evaluation",),
     ),
     ApiPage(
         "harnesses",

@@ -13,8 +13,8 @@ import pytest
 from scrambled_bench.builder.scrambler import FAMILIES
 from scrambled_bench.builder.type_reference import type_lines
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.harness.suites import SUITES
-from scrambled_bench.harness.tasks import TASKS
+from scrambled_bench.evaluation.suites import SUITES
+from scrambled_bench.evaluation.tasks import TASKS
 from scrambled_bench.integrations import LogLayout, register, unregister
 from scrambled_bench.integrations.base import Harness
 
