@@ -170,7 +170,6 @@ def build_report(
 
 RUN_ONLY_OPTIONS = {
     "paper": "--paper",
-    "plot": "--plot",
     "compare": "--compare",
     "push": "--push",
     "model_card_results": "--model-card-results",
@@ -179,14 +178,16 @@ RUN_ONLY_OPTIONS = {
     "ci": "--ci",
     "allow_incomplete": "--allow-incomplete",
 }
-"""Options about run folders, refused beside a harness's folder (whose tables always show their intervals)."""
+"""Options about run folders, refused beside a harness's folder (whose tables always show their intervals;
+``--plot`` draws its charts)."""
 
 
 def _report_harness_folder(
     paths: Sequence[Path], options: ReportOptions, emit: Callable[[str], None], notify: Callable[[str], None]
 ) -> None:
     """``--from HARNESS DIR``: the variants' paired tables and, in HTML, their chart and logged instances,
-    canonical beside scrambled, under a title naming the model and the harness."""
+    canonical beside scrambled, under a title naming the model and the harness; with ``--plot`` the charts as
+    PNG and SVG files too."""
     from scrambled_bench.integrations.pairing import unknown_endpoint_note
     from scrambled_bench.report.render import RENDERERS, render_html
     from scrambled_bench.report.variants import variants_report
@@ -231,6 +232,9 @@ def _report_harness_folder(
         notify(f"wrote {options.output}")
     else:
         emit(text)
+    if options.plot is not None:
+        for path in report.plot(options.plot):
+            notify(f"wrote {path}")
 
 
 def _report_text(

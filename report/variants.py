@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,16 @@ class VariantsReport:
     """The tasks paired whose logs do not tell their endpoint (accepted by ``--allow-unknown-endpoint``)."""
     warnings: list[str] = field(default_factory=list)
     """One line per task whose log-likelihoods of exactly 0.0 were accepted (``--allow-zero-loglikelihood``)."""
+    section: Mapping[str, Any] = field(default_factory=dict)
+    """The paired ``scrambled_tasks`` section the tables and charts are made from."""
+    label: Any = str
+    """The harness's readable metric names (:meth:`~scrambled_bench.integrations.base.Harness.metric_label`)."""
+    subtitle: str = ""
+    """The models and the harness, as the charts' titles name them."""
+
+    def plot(self, out_dir: Path) -> list[Path]:
+        """The charts as PNG and SVG files in ``out_dir`` (``report --from HARNESS DIR --plot OUT_DIR``)."""
+        return plot_variant_figures(self.section, self.label, self.subtitle, out_dir)
 
 
 def _is_fraction(metric: Mapping[str, Any]) -> bool:
@@ -272,18 +282,15 @@ def variant_instances(
     return pairs
 
 
-def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> list[tuple[str, str, str]]:
-    """Per canonical task, a chart of each metric's score per type (canonical first) with its interval, as
-    inline SVG: (name, caption, SVG)."""
+def _variant_charts(section: Mapping[str, Any], label: Any, subtitle: str) -> Iterator[tuple[str, Any]]:
+    """Per canonical task, (its name, a matplotlib figure of each metric's score per type, canonical first,
+    with its interval): one figure at a time, which the caller closes."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from scrambled_bench.plots import finish, grid, places, spare, visible
 
-    from scrambled_bench.plots import finish, grid, places, spare, svg_text, visible
-
-    figures = []
-    for index, (canonical, entry) in enumerate(section.items()):
+    for canonical, entry in section.items():
         keys = list(entry["metrics"])
         rows, columns, cells = places(len(keys))
         shared = [[0 if (r, c) in cells else None for c in range(columns)] for r in range(rows)]
@@ -332,6 +339,18 @@ def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> li
             title=f"{canonical}: score per scramble type ({subtitle})",
             cells=spare(axes),
         )
+        yield canonical, fig
+
+
+def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> list[tuple[str, str, str]]:
+    """Per canonical task, a chart of each metric's score per type (canonical first) with its interval, as
+    inline SVG: (name, caption, SVG)."""
+    import matplotlib.pyplot as plt
+
+    from scrambled_bench.plots import svg_text
+
+    figures = []
+    for index, (canonical, fig) in enumerate(_variant_charts(section, label, subtitle)):
         figures.append(
             (
                 f"scrambled-{index}",
@@ -341,6 +360,39 @@ def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> li
         )
         plt.close(fig)
     return figures
+
+
+def chart_file_names(tasks: Sequence[str]) -> list[str]:
+    """The file name (without suffix) of each canonical task's chart: ``variants-<task>``, the characters a
+    file system may refuse replaced by ``_``, and distinct where two names would come out alike.
+
+    >>> chart_file_names(["arc_easy", "gsm8k|0", "gsm8k/0"])
+    ['variants-arc_easy', 'variants-gsm8k_0', 'variants-gsm8k_0-2']
+    """
+    names: list[str] = []
+    for task in tasks:
+        name = "variants-" + re.sub(r"[^A-Za-z0-9._-]", "_", task)
+        candidate, count = name, 1
+        while candidate in names:
+            count += 1
+            candidate = f"{name}-{count}"
+        names.append(candidate)
+    return names
+
+
+def plot_variant_figures(section: Mapping[str, Any], label: Any, subtitle: str, out_dir: Path) -> list[Path]:
+    """The charts of :func:`variant_figures` as PNG and SVG files in ``out_dir``, one pair per canonical task
+    named by :func:`chart_file_names`; the files written, in that order."""
+    import matplotlib.pyplot as plt
+
+    from scrambled_bench.plots import save_png_and_svg
+
+    written: list[Path] = []
+    names = chart_file_names(list(section))
+    for name, (_, fig) in zip(names, _variant_charts(section, label, subtitle)):
+        written += save_png_and_svg(fig, Path(out_dir), name)
+        plt.close(fig)
+    return written
 
 
 def logged_endpoint(run: Mapping[str, Any]) -> str:
@@ -431,6 +483,9 @@ def variants_report(
         runs=runs,
         unknown_endpoints=list(paired.unknown_endpoints),
         warnings=[f"warning: {task}: {what}" for task, what in accepted.items()],
+        section=paired.section,
+        label=harness.metric_label,
+        subtitle=subtitle,
     )
 
 
@@ -493,7 +548,9 @@ __all__ = [
     "InstancePair",
     "VariantsReport",
     "changed_words",
+    "chart_file_names",
     "numeric_order",
+    "plot_variant_figures",
     "render_instances",
     "variant_figures",
     "variant_instances",
