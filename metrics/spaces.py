@@ -60,7 +60,7 @@ def space_files(folder: Path) -> dict[str, bytes]:
 
     >>> from scrambled_bench.metrics import metric_path
     >>> sorted(space_files(metric_path("edit_distance")))
-    ['README.md', 'app.py', 'edit_distance.py', 'requirements.txt', 'scrambled_bench_shared.py']
+    ['README.md', '__init__.py', 'app.py', 'edit_distance.py', 'requirements.txt', 'scrambled_bench_shared.py']
     """
     return {
         str(path.relative_to(folder)): path.read_bytes()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import evaluate
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,6 +150,26 @@ def test_the_sync_script_checks_and_rewrites_only_the_copies_that_differ(tmp_pat
 
     again = _run_sync_script(tmp_path, "--check")
     assert again.returncode == 0 and "as generated now" in again.stdout
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_metric_folders_are_packages_that_ship_their_files(name):
+    """import-linter sees only packages: each folder is one (an __init__.py, listed in pyproject.toml), and its
+    card and requirements ship beside its modules (the wheel and the strict editable install)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    package = f"scrambled_bench.metrics.{name}"
+    assert (REPO / "metrics" / name / "__init__.py").is_file()
+    assert package in config["packages"]
+    assert {"README.md", "requirements.txt"} <= set(config["package-data"][package])
+    assert (metric_path(name) / "README.md").is_file() and (metric_path(name) / "requirements.txt").is_file()
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_importing_a_metric_folders_space_app_launches_nothing(name):
+    """The package's tools import every module of the folder (the docstring examples' walk): the Space's
+    app.py launches its widget only when run as `python app.py`, and gradio is not needed to import it."""
+    module = importlib.import_module(f"scrambled_bench.metrics.{name}.app")
+    assert module.launch_gradio_widget.__module__ == "evaluate.utils.gradio"
 
 
 # ---------------------------------------------------------------- recovery rate
