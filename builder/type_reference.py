@@ -151,7 +151,7 @@ def type_reference_markdown() -> str:
         "# Scramble types",
         "",
         (
-            "Every scramble type comes from one record in `FAMILIES` (`builder/scrambler.py`); this page is "
+            "Every scramble type comes from one record in `FAMILIES` (`builder/families.py`); this page is "
             "generated from those records when the site is built, and `scrambled-bench list types` prints the "
             "same table. A *word* is a maximal run of word characters (so apostrophes and hyphens split words); "
             "only letters move or change, while digits, punctuation and whitespace stay where they were. A type "
@@ -185,32 +185,36 @@ def type_reference_markdown() -> str:
         "",
     ]
     for entry in type_entries():
-        rate = (
-            "a rate NN in percent of the eligible words"
-            + (f"; shipped: {', '.join(f'`{name}`' for name in entry.shipped)}" if entry.shipped else "")
-            if entry.takes_rate
-            else "none (the type applies to every eligible word)"
-        )
-        lines += [
-            f"### `{entry.name}`",
-            "",
-            entry.definition[:1].upper() + entry.definition[1:] + ".",
-            "",
-            f"- family `{entry.family}`, group {entry.group} ({GROUPS.get(entry.group, entry.group)})",
-            f"- eligible words: at least {entry.min_letters} letter{'s' if entry.min_letters != 1 else ''}",
-            f"- rate: {rate}",
-        ]
-        if entry.table_types:
-            lines.append(
-                f"- in the paper's main tables: {', '.join(f'`{name}`' for name in entry.table_types)}"
-            )
-        if entry.recipes:
-            lines.append(f"- used by the recipe{'s' if len(entry.recipes) > 1 else ''} "
-                         f"{', '.join(f'`{name}`' for name in entry.recipes)} (`scramble --recipe`)")  # fmt: skip
-        lines += ["", "| type | the sentence scrambled |", "|---|---|"]
-        lines += [f"| `{name}` | `{_cell(text)}` |" for name, text in entry.examples]
-        lines.append("")
+        lines += _family_section(entry)
     return "\n".join(lines)
+
+
+def _family_section(entry: TypeEntry) -> list[str]:
+    """The reference's lines for one family: its definition, parameters and worked examples."""
+    rate = (
+        "a rate NN in percent of the eligible words"
+        + (f"; shipped: {', '.join(f'`{name}`' for name in entry.shipped)}" if entry.shipped else "")
+        if entry.takes_rate
+        else "none (the type applies to every eligible word)"
+    )
+    lines = [
+        f"### `{entry.name}`",
+        "",
+        entry.definition[:1].upper() + entry.definition[1:] + ".",
+        "",
+        f"- family `{entry.family}`, group {entry.group} ({GROUPS.get(entry.group, entry.group)})",
+        f"- eligible words: at least {entry.min_letters} letter{'s' if entry.min_letters != 1 else ''}",
+        f"- rate: {rate}",
+    ]
+    if entry.table_types:
+        lines.append(f"- in the paper's main tables: {', '.join(f'`{name}`' for name in entry.table_types)}")
+    if entry.recipes:
+        lines.append(f"- used by the recipe{'s' if len(entry.recipes) > 1 else ''} "
+                     f"{', '.join(f'`{name}`' for name in entry.recipes)} (`scramble --recipe`)")  # fmt: skip
+    lines += ["", "| type | the sentence scrambled |", "|---|---|"]
+    lines += [f"| `{name}` | `{_cell(text)}` |" for name, text in entry.examples]
+    lines.append("")
+    return lines
 
 
 __all__ = [
