@@ -1,0 +1,145 @@
+"""Every careful reading before issue 45, kept: a change to the reader moves none but the ones listed here.
+
+Issue 45 rewrote the careful reader as named rule units and added the rules of its ruling and of the misses
+seen on other models. Before any of that, the readings of the reader of branch main (3082d0f) were stored in
+``fixtures/readings_before_45/``:
+
+- ``judged.jsonl.gz``: every item of every judged sample (``fixtures/judged``), its value and rule;
+- ``released.jsonl.gz``: every row of the authors' released outputs in the shared mirror, one line per file
+  (ScrQA: value and rule; ScrRec: a hash of the recovered sentence, and the rule). That part needs the
+  mirror, and skips with a reason without it.
+
+The tests below read everything again and compare. Only the changes of issue 45 may differ, and each is
+listed in ``CHANGED_JUDGED`` / ``CHANGED_RELEASED`` with the reading it has now. To rewrite the snapshot
+(only ever from a reader whose readings are to be kept):
+``SCRAMBLED_BENCH_SHARED=../shared python tests/metrics/test_readers_snapshot.py --write``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from scrambled_bench.metrics.readers import CarefulReader, parse_choices
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SNAPSHOT = FIXTURES / "readings_before_45"
+JUDGED = FIXTURES / "judged"
+careful = CarefulReader()
+
+# The released ScrQA files: the dataset each top folder is read as.
+DATASETS = {
+    "scrambled_realtimeQA": "realtimeqa",
+    "scrambled_DREAM_test": "dream",
+    "scrambled_DREAM_dev": "dream",
+    "scrambled_AQuA": "aqua",
+}
+
+
+def _lines(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _gz_lines(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def judged_samples() -> list[str]:
+    """The judged samples, by the name of their key file (``dev1`` ... ``final``, later rounds too)."""
+    return sorted(path.name.removesuffix(".key.jsonl") for path in JUDGED.glob("*.key.jsonl"))
+
+
+def judged_readings(samples: list[str]) -> dict[tuple[str, str], list]:
+    """(sample, id) -> [value, rule] of the careful reader in the code, on every item of ``samples``."""
+    readings = {}
+    for name in samples:
+        keys = {key["id"]: key for key in _lines(JUDGED / f"{name}.key.jsonl")}
+        for item in _lines(JUDGED / f"{name}.packet.jsonl"):
+            dataset = keys[item["id"]]["dataset"]
+            reading = careful.read_choice(item["output"], list(item["choices"].values()), dataset=dataset)
+            readings[(name, item["id"])] = [reading.value, reading.rule]
+    return readings
+
+
+def _recovered(value: str | None) -> str | None:
+    """A recovered sentence kept short in the snapshot: the first 16 hex digits of its SHA-1."""
+    return None if value is None else hashlib.sha1(value.encode("utf-8")).hexdigest()[:16]
+
+
+def released_readings(outputs: Path) -> dict[str, list[list]]:
+    """Per released file (its path under ``paper_outputs``), the careful reader's [value, rule] of each row."""
+    readings = {}
+    for path in sorted(outputs.rglob("*.jsonl.gz")):
+        relative = path.relative_to(outputs)
+        rows = _gz_lines(path)
+        if relative.parts[0] == "scrambled_qa":
+            dataset = DATASETS[relative.parts[1]]
+            read = [
+                careful.read_choice(row["output"], parse_choices(row["input"]), dataset=dataset)
+                for row in rows
+            ]
+            readings[str(relative)] = [[reading.value, reading.rule] for reading in read]
+        else:
+            read = [careful.read_recovery(row["output"]) for row in rows]
+            readings[str(relative)] = [[_recovered(reading.value), reading.rule] for reading in read]
+    return readings
+
+
+def write_snapshot(outputs: Path) -> None:
+    SNAPSHOT.mkdir(exist_ok=True)
+    judged = judged_readings(judged_samples())
+    # mtime=0: the same readings make the same bytes
+    with gzip.GzipFile(SNAPSHOT / "judged.jsonl.gz", "wb", mtime=0) as handle:
+        for (name, item), reading in judged.items():
+            handle.write((json.dumps({"sample": name, "id": item, "reading": reading}) + "\n").encode())
+    with gzip.GzipFile(SNAPSHOT / "released.jsonl.gz", "wb", mtime=0) as handle:
+        for file, rows in released_readings(outputs).items():
+            handle.write((json.dumps({"file": file, "readings": rows}) + "\n").encode())
+
+
+# ------------------------------------------------------------------ the changes issue 45 means to make
+
+#: (sample, id) -> [value, rule] now, for every judged item whose reading issue 45 changed on purpose.
+CHANGED_JUDGED: dict[tuple[str, str], list] = {}
+
+#: (file, 1-based line) -> [value, rule] now, for every released row whose reading issue 45 changed.
+CHANGED_RELEASED: dict[tuple[str, int], list] = {}
+
+
+def test_every_judged_item_reads_as_before_issue_45_but_the_listed_changes():
+    before = {
+        (line["sample"], line["id"]): line["reading"] for line in _gz_lines(SNAPSHOT / "judged.jsonl.gz")
+    }
+    now = judged_readings(sorted({name for name, _ in before}))
+    assert set(now) == set(before), "the judged samples of the snapshot are not those in the fixtures"
+    changed = {item: reading for item, reading in now.items() if reading != before[item]}
+    assert changed == CHANGED_JUDGED
+
+
+def test_every_released_row_reads_as_before_issue_45_but_the_listed_changes(shared_data):
+    before = {line["file"]: line["readings"] for line in _gz_lines(SNAPSHOT / "released.jsonl.gz")}
+    now = released_readings(shared_data / "paper_outputs")
+    assert set(now) == set(before)
+    assert sum(map(len, before.values())) == 32855 + 12240
+    changed = {
+        (file, line): reading
+        for file, rows in now.items()
+        for line, reading in enumerate(rows, start=1)
+        if reading != before[file][line - 1]
+    }
+    assert changed == CHANGED_RELEASED
+
+
+if __name__ == "__main__":
+    from scrambled_bench.io import shared_data_dir
+
+    if sys.argv[1:] != ["--write"] or shared_data_dir() is None:
+        sys.exit(
+            "usage: SCRAMBLED_BENCH_SHARED=../shared python tests/metrics/test_readers_snapshot.py --write"
+        )
+    write_snapshot(shared_data_dir() / "paper_outputs")
