@@ -2,7 +2,7 @@
 
 The careful reader uses this where an output answers in words: "the answer is Disneys" for the choice
 "Disney", "C) 371 days" when 371 is choice D, or an answer that never names a letter but says, sentence after
-sentence, that "the toddler" got in. The method, measured against a blind judge (docs/readers_disagreements.md):
+sentence, that "the toddler" got in. The method, measured against a blind judge (docs/readers/history.md):
 
 - words are compared by a crude stem (lower case, a plural or verb ending dropped: "Disneys" and "Disney",
   "developing" and "develop"), and numbers as numbers ("450,000" is "$450,000"; "4.5" stays one number);

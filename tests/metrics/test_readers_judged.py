@@ -221,7 +221,7 @@ JUDGE_A_TABLES_ONLY = ("dev3", "dev4")
 
 @pytest.mark.parametrize("name", [name for name in AT_THE_DRAW if name not in JUDGE_A_TABLES_ONLY])
 def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges(name):
-    """docs/readers_disagreements.md shows the tables by rule of every sample drawn as the final one from dev5
+    """docs/readers/history.md shows the tables by rule of every sample drawn as the final one from dev5
     on, against judge A, judge B and on the items both agree on: before issue 31, at the draw and the reader
     in the code. (dev3's and dev4's, against judge A only, are checked below.)"""
     final = _with_now(SAMPLES[name])
@@ -238,7 +238,7 @@ def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both
     strict=True,
     reason="issue 31's target is not met on the fresh final sample: the reader of 4c52139, frozen before the "
     "draw, is right on 167 of 200 against judge A (83.5%), 166 against judge B, 166 of the 199 items both "
-    "judges agree on; before issue 31 it was right on 96 (docs/readers_disagreements.md)",
+    "judges agree on; before issue 31 it was right on 96 (docs/readers/history.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -292,7 +292,7 @@ def test_the_careful_reader_on_the_development_samples():
     assert sum(_right(items, "now") for items in now.values()) == 1800
 
 
-RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
+RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers" / "history.md"
 
 
 def table_by_rule(items: list[dict], value: str, rule: str, judged: str = "judged") -> str:
@@ -312,7 +312,7 @@ def table_by_rule(items: list[dict], value: str, rule: str, judged: str = "judge
 # the tables of every later final sample, against both judges, are checked above
 @pytest.mark.parametrize("name", JUDGE_A_TABLES_ONLY)
 def test_the_rulebook_gives_earlier_final_samples_tables_before_at_draw_and_now(name):
-    """docs/readers_disagreements.md shows dev3's and dev4's tables by rule against judge A: the careful
+    """docs/readers/history.md shows dev3's and dev4's tables by rule against judge A: the careful
     reader of branch main (before issue 31), the reader when the sample was drawn, and the reader in the
     code (by the rule it names now)."""
     items = _with_now(SAMPLES[name])
@@ -350,7 +350,7 @@ def _reading_of_the_shape(letter: str | None) -> str:
 
 
 def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_another_choice():
-    """docs/readers_disagreements.md's table of how judge A read the contested one-line "A: <content>" shape,
+    """docs/readers/history.md's table of how judge A read the contested one-line "A: <content>" shape,
     sample by sample, its note on judge B (the same but on dev8), and the totals the final sample's misses
     quote (dev1 and dev2 had one judge: they count as read alike by both)."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
@@ -409,7 +409,7 @@ def _order_packet(name: str) -> list[dict]:
 def test_the_rulebook_gives_the_packet_order_check():
     """The same 60 items of dev11 and the final sample (45 of the contested one-line "A:" shape), judged blind
     in four packets: two opening with "A: The answer is (B).", two opening with the shape itself and ending
-    with that answer tag. docs/readers_disagreements.md gives how each packet's judge read the shape."""
+    with that answer tag. docs/readers/history.md gives how each packet's judge read the shape."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     packets = {name: _order_packet(name) for name in ORDER_PACKETS}
     others = [

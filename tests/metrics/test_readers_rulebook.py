@@ -1,4 +1,4 @@
-"""The rulebook (docs/readers_disagreements.md) and the readers' code name the same rules.
+"""The rulebook (docs/readers/rules.md) and the readers' code name the same rules.
 
 Every rule a reader can give a reading is found in the code itself (its abstract syntax tree, not a list
 kept by hand beside it), and must have its own section in the rulebook, and so must every named rule unit
@@ -18,7 +18,7 @@ from scrambled_bench.metrics.readers import careful, chain, checks, letters, pap
 from scrambled_bench.metrics.readers.units import Rule
 
 REPO = Path(__file__).resolve().parents[2]
-RULEBOOK = REPO / "docs" / "readers_disagreements.md"
+RULEBOOK = REPO / "docs" / "readers" / "rules.md"
 # A rule's section in the rulebook: a heading that is the rule's name in backticks ("### `cycle`").
 RULE_HEADING = re.compile(r"^#{3,4} `([a-z]+(?:-[a-z]+)*)`", re.MULTILINE)
 
@@ -175,3 +175,25 @@ def test_every_rule_unit_is_registered_and_declares_the_rule_names_its_readings_
             given = _rules_in(node, module, given_only=True)
             probes = set(careful.CHOICE_RULES) if careful.RULES[name] in careful.CHECKS else set()
             assert given <= set(careful.RULES[name].gives) | probes, (name, given)
+
+
+HISTORY = REPO / "docs" / "readers" / "history.md"
+# A relative link of the two pages: "[`cycle`](#cycle)", "[the history](history.md)", "(rules.md#tour)".
+LINK = re.compile(r"\]\((?P<page>[a-z]+\.md)?(?:#(?P<anchor>[a-z0-9-]+))?\)")
+
+
+def test_the_rulebook_and_its_history_link_each_other_and_every_link_lands():
+    """rules.md and history.md link each other with relative links, and a link to an entry names a heading
+    of the page it points at (a rule's heading is its name, which is its anchor)."""
+    pages = {"rules.md": RULEBOOK, "history.md": HISTORY}
+    anchors = {
+        name: set(RULE_HEADING.findall(path.read_text(encoding="utf-8"))) for name, path in pages.items()
+    }
+    for name, path in pages.items():
+        links = [link.groupdict() for link in LINK.finditer(path.read_text(encoding="utf-8"))]
+        other = "history.md" if name == "rules.md" else "rules.md"
+        assert any(link["page"] == other for link in links), f"{name} does not link {other}"
+        for link in links:
+            page = link["page"] or name
+            assert page in pages, link
+            assert link["anchor"] is None or link["anchor"] in anchors[page], link
