@@ -93,7 +93,8 @@ class NoChoiceFits(Rule):
 
 class FirstLineAnswer(Rule):
     """A short first line that gives one choice's text, alone or as an item of a list separated by commas or
-    colons, is an answer of its own, which a letter given later for another choice contradicts.
+    colons, or states one choice's content in three words or fewer ("4" for "4 times.": what an opening "A: 4"
+    gives), is an answer of its own, which a letter given later for another choice contradicts.
 
     >>> FIRST_LINE_ANSWER.check(Answer("D", "Baltimore, Boston\\n\\nThe answer is D.", _CHOICES))
     Reading(value=None, rule='letter-text-conflict')

@@ -45,6 +45,8 @@ FAILS_AFTER = re.compile(
     r"\W{0,3}(?:\w+\W+){0,2}?(?:does\s+not|doesn't|do\s+not|don't|fails?|cannot|can't|won't|isn't|is\s+not)\b",
     re.IGNORECASE,
 )
+# The most words a first line may have to state a choice's content as a label, as "4" does "4 times.".
+_LABEL_LINE_WORDS = 3
 # a line that gives a letter nothing but another letter as its text ("C)D", "B: A")
 _BARE_LETTER = re.compile(r"\(?([A-E])\)?[ \t]*(?=\n|$)")
 
@@ -241,8 +243,8 @@ def cut(text: str, spans: list[tuple[int, int]]) -> str:
 
 def first_line_choice(text: str, choices: Choices) -> str | None:
     """The choice a short first line gives by its text, alone or as one item of a list separated by commas or
-    colons, when more lines follow: an answer of its own, which a letter given later for another choice
-    contradicts.
+    colons, or else states by its content in three words or fewer ("4" for "4 times."), when more lines
+    follow: an answer of its own, which a letter given later for another choice contradicts.
 
     >>> choices = Choices(["Los Angeles", "Salt Lake City", "New York City", "Washington, DC"])
     >>> first_line_choice("Dustin City, Salt Lake City\\n\\nThe answer is D.", choices)
@@ -251,6 +253,8 @@ def first_line_choice(text: str, choices: Choices) -> str | None:
     'D'
     >>> first_line_choice("The city is Salt Lake City.\\n\\nThe answer is D.", choices) is None
     True
+    >>> first_line_choice("4\\n\\nThe answer is (C) 5.", Choices(["3 times.", "4 times.", "5 times."]))
+    'B'
     """
     first, newline, _rest = text.strip().partition("\n")
     if not newline or len(tokens(first)) > LABEL_WORDS:
@@ -262,4 +266,6 @@ def first_line_choice(text: str, choices: Choices) -> str | None:
         for end in range(start + 1, len(items) + 1)
     }
     given.discard(None)
+    if not given and len(tokens(first)) <= _LABEL_LINE_WORDS and (stated := choices.stated(first)):
+        given = {stated}  # "4" for "4 times.", "Class 2" for "Class two."
     return given.pop() if len(given) == 1 else None

@@ -30,7 +30,6 @@ from scrambled_bench.metrics.readers.shapes import (
     letter_of,
     line_of,
     outermost,
-    sentence_rest,
     short_sentences,
     statements,
     tokens,
@@ -122,24 +121,22 @@ class Recital(Rule):
         return verdict.recited and not text.strip()
 
 
-# "A:" at the start, a question-and-answer format's label; and how many words make what follows a sentence.
-_ANSWER_LABEL = re.compile(r"A[ \t]*:[ \t]*(?![(\[]?[A-E](?:[)\].:]|\s*$))")
-_SENTENCE_WORDS = 3
+# "A:" at the start of an output and text after it: a question-and-answer format's label.
+_ANSWER_LABEL = re.compile(r"A[ \t]*:(?=\s*\S)")
 
 
 class AnswerLabel(Rule):
-    """The "A:" of a question-and-answer format ("Q: ... A: ...") that opens an output is a label, not the
-    letter A, when a sentence follows it that is not choice A's: "A: Linda ekpsas English ... The answer is
-    (C)" labels an answer with "A:", as a transcript labels a speaker, and it is read without the "A:".
+    """An "A:" at the start of an output, followed by text, is an answer label (as in "Q: ... A: ...", the
+    form SmolLM2 uses in "A: The answer is (B)."), not the letter A: the output is read without it, and the
+    choice is whatever the text after it states ("A: Rainy." is C when Rainy is C). "A)", "(A)", "A." and a
+    bare "A" remain the letter A. (The ruling of issue 45.)
 
-    The "A:" stays the letter A when the words after it begin with A's text or state its content, when they
-    state any choice's content (the letter is then weighed against it), when they speak of A's content and
-    no other choice's, and when they are fewer than three words.
-
-    >>> ANSWER_LABEL.apply("A: The evidence does not say.", _CHOICES)
-    'The evidence does not say.'
-    >>> ANSWER_LABEL.apply("A: Amazon, it bought the firm.", _CHOICES)
-    'A: Amazon, it bought the firm.'
+    >>> ANSWER_LABEL.apply("A: Meta, it bought the firm.", _CHOICES)
+    'Meta, it bought the firm.'
+    >>> ANSWER_LABEL.apply("A:\\n\\nThe answer is (B).", _CHOICES)
+    'The answer is (B).'
+    >>> [ANSWER_LABEL.apply(text, _CHOICES) for text in ("A) Meta", "A. Meta", "A:", "A")]
+    ['A) Meta', 'A. Meta', 'A:', 'A']
     """
 
     name = "answer-label"
@@ -147,24 +144,9 @@ class AnswerLabel(Rule):
     gives_own = False
 
     def apply(self, text: str, choices: Choices) -> str:
-        """``text`` without its opening "A:" where that is a label."""
+        """``text`` without its opening "A:" where text follows it."""
         label = _ANSWER_LABEL.match(text)
-        if not label:
-            return text
-        after = text[label.end() :]
-        words = tokens(sentence_rest(after))
-        own = choices.tokens[0]
-        if len(words) < _SENTENCE_WORDS or (own and words[: len(own)] == own) or choices.stated(after):
-            return text
-        # "A: The man looking for Math 51B is ..." with Math 51B C: a sentence that states a choice's content
-        # is given to the letter, which the rules then weigh against it
-        if choices.content.statements(sentence_rest(after)):
-            return text
-        # "A: The woman returned the dress because it was not her liking." with A "... is not her liking.":
-        # the sentence speaks of A's content, partly, and of no other choice's, so the "A" is the letter
-        if choices.content.partly(sentence_rest(after)) == 0:
-            return text
-        return after
+        return text[label.end() :].lstrip() if label else text
 
 
 # ------------------------------------------------------------------ reading a letter or a choice

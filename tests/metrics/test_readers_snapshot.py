@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from scrambled_bench.metrics.readers import CarefulReader, parse_choices
+from scrambled_bench.metrics.readers.careful import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SNAPSHOT = FIXTURES / "readings_before_45"
@@ -104,11 +105,29 @@ def write_snapshot(outputs: Path) -> None:
 
 # ------------------------------------------------------------------ the changes issue 45 means to make
 
+# One line per reading issue 45 changed on purpose: where (``sample`` and ``id``, or a released ``file`` and
+# its 1-based ``line``), the reading ``before`` and ``now``, and ``by``, the rules of the issue that changed it
+# (found by turning each off in turn; none listed where only the rules together change it).
+CHANGES = _lines(SNAPSHOT / "changes.jsonl")
 #: (sample, id) -> [value, rule] now, for every judged item whose reading issue 45 changed on purpose.
-CHANGED_JUDGED: dict[tuple[str, str], list] = {}
-
+CHANGED_JUDGED: dict[tuple[str, str], list] = {
+    (change["sample"], change["id"]): change["now"] for change in CHANGES if "sample" in change
+}
 #: (file, 1-based line) -> [value, rule] now, for every released row whose reading issue 45 changed.
-CHANGED_RELEASED: dict[tuple[str, int], list] = {}
+CHANGED_RELEASED: dict[tuple[str, int], list] = {
+    (change["file"], change["line"]): change["now"] for change in CHANGES if "file" in change
+}
+
+
+def test_the_listed_changes_are_well_formed():
+    """Each change says where, what it was (as the snapshot has it), what it is, and which rules made it."""
+    for change in CHANGES:
+        assert set(change) in (
+            {"sample", "id", "before", "now", "by"},
+            {"file", "line", "before", "now", "by"},
+        )
+        assert change["before"] != change["now"], change
+        assert set(change["by"]) <= set(RULES), change
 
 
 def test_every_judged_item_reads_as_before_issue_45_but_the_listed_changes():
@@ -119,6 +138,8 @@ def test_every_judged_item_reads_as_before_issue_45_but_the_listed_changes():
     assert set(now) == set(before), "the judged samples of the snapshot are not those in the fixtures"
     changed = {item: reading for item, reading in now.items() if reading != before[item]}
     assert changed == CHANGED_JUDGED
+    listed = {(change["sample"], change["id"]): change["before"] for change in CHANGES if "sample" in change}
+    assert listed == {item: before[item] for item in listed}, "a change lists another reading before"
 
 
 def test_every_released_row_reads_as_before_issue_45_but_the_listed_changes(shared_data):
@@ -133,6 +154,8 @@ def test_every_released_row_reads_as_before_issue_45_but_the_listed_changes(shar
         if reading != before[file][line - 1]
     }
     assert changed == CHANGED_RELEASED
+    listed = {(change["file"], change["line"]): change["before"] for change in CHANGES if "file" in change}
+    assert listed == {(file, line): before[file][line - 1] for file, line in listed}
 
 
 if __name__ == "__main__":
