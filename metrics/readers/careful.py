@@ -23,6 +23,7 @@ from scrambled_bench.metrics.readers.checks import (
     LETTER_TEXT_CONFLICT_RESOLVED,
     NO_CHOICE_FITS,
     TOUR,
+    WEIGHED_APART,
     Answer,
 )
 from scrambled_bench.metrics.readers.common import Reading, check_arguments, check_output, parse_choices
@@ -36,6 +37,7 @@ from scrambled_bench.metrics.readers.rules import (
     CHOICE_PARAPHRASE,
     CHOICE_TEXT,
     CUT_OFF_LEAD_IN,
+    DIALOGUE_ECHO,
     HEDGE,
     LEADING_LETTER,
     NAMED_LETTER_RULE,
@@ -82,17 +84,34 @@ class AnswerAfterEcho(Rule):
     name = "answer-after-echo"
     patterns = (_ECHOED_CHOICES,)
 
-    def read(
-        self, echo: str, choices: Choices, read: Callable[[str, Choices], Reading], *, chain_of_thought: bool
+    @staticmethod
+    def restated(
+        echo: str, choices: Choices, read: Callable[[str, Choices], Reading], *, dialogue: bool = False
     ) -> Reading | None:
+        """What the answer after the echo's "Choices:" line reads, where they are this question's choices (the
+        last possibly cut off); None where the echo has no such line, or lists other choices (a new question
+        the model made up)."""
         echoed = _ECHOED_CHOICES.search(echo)
-        if echoed:
-            listed = parse_choices("Choices:" + echoed.group().split(":", 1)[1])
-            if listed and not choices.same_as(listed):
-                return None  # a new question the model made up
-            rest = echo[echoed.end() :]
-            following = PROMPT_ECHO.start(rest)
-            reading = read(rest[:following] if following is not None else rest, choices)
+        if not echoed:
+            return None
+        listed = parse_choices("Choices:" + echoed.group().split(":", 1)[1])
+        if listed and not choices.same_as(listed):
+            return None
+        rest = echo[echoed.end() :]
+        following = PROMPT_ECHO.start(rest, dialogue=dialogue)
+        return read(rest[:following] if following is not None else rest, choices)
+
+    def read(
+        self,
+        echo: str,
+        choices: Choices,
+        read: Callable[[str, Choices], Reading],
+        *,
+        chain_of_thought: bool,
+        dialogue: bool = False,
+    ) -> Reading | None:
+        if _ECHOED_CHOICES.search(echo):
+            reading = self.restated(echo, choices, read, dialogue=dialogue)
         else:
             verdict = Verdict()
             found = statements(echo)
@@ -105,8 +124,41 @@ class AnswerAfterEcho(Rule):
         return Reading(reading.value, self.name)
 
 
+class EchoAnswerConflict(Rule):
+    """A zero-shot answer given before the model repeats the prompt, when the repeated prompt restates this very
+    question (its "Choices:" line has these choices) and answers it with another choice, commits to neither:
+    "They will go to the museum.\\n\\nQuestion: ...\\nChoices: (A)... \\nAnswer: ... the answer is (B)" reads
+    none. An echo that answers the same, or answers nothing, or asks another question, takes nothing back.
+
+    >>> echo = "Question: Who?\\nChoices: (A)Amazon (B)Microsoft (C)Meta (D)Google\\nAnswer: (C)"
+    >>> reader = CarefulReader()._read_zero_shot
+    >>> ECHO_ANSWER_CONFLICT.check(Reading("B", "choice-mention"), echo, _CHOICES, reader)
+    Reading(value=None, rule='echo-answer-conflict')
+    >>> ECHO_ANSWER_CONFLICT.check(Reading("C", "choice-mention"), echo, _CHOICES, reader) is None
+    True
+    """
+
+    name = "echo-answer-conflict"
+    patterns = (_ECHOED_CHOICES,)
+
+    def check(
+        self,
+        reading: Reading,
+        echo: str,
+        choices: Choices,
+        read: Callable[[str, Choices], Reading],
+        *,
+        dialogue: bool = False,
+    ) -> Reading | None:
+        restated = ANSWER_AFTER_ECHO.restated(echo, choices, read, dialogue=dialogue)
+        if restated is not None and restated.value is not None and restated.value != reading.value:
+            return Reading(None, self.name)
+        return None
+
+
 EMPTY = Empty()
 ANSWER_AFTER_ECHO = AnswerAfterEcho()
+ECHO_ANSWER_CONFLICT = EchoAnswerConflict()
 
 # ------------------------------------------------------------------ the declared orders
 
@@ -130,12 +182,17 @@ READING: tuple[Rule, ...] = (
 CHECKS: tuple[Rule, ...] = (NO_CHOICE_FITS, FIRST_LINE_ANSWER, ANOTHER_COMMITMENT, CONTENT_AFTER_ANSWER, TOUR)
 #: Zero-shot: when what follows an answer is not weighed.
 SETTLED: tuple[Rule, ...] = (ANSWER_GIVEN_TWICE, ECHO_AFTER_ANSWER)
+#: Zero-shot: what the checks that weigh what follows an answer set aside first, in order (declared in
+#: checks.py, :data:`~scrambled_bench.metrics.readers.checks.WEIGHED_APART`): the choices an output names only
+#: to reject them, which the content rules set aside too, and the sentences that give its letter again.
 #: Zero-shot: why nothing was read, in order; the first that explains it names the reading.
 NOTHING_READ: tuple[Rule, ...] = (HEDGE, RECITAL, SCRAMBLED_ECHO, PROMPT_ECHO, NO_ANSWER)
 #: AQuA (a worked solution): the rules that read its answer, in order; none read: ``no-answer``.
 CHAIN_OF_THOUGHT: tuple[Rule, ...] = (LAST_STATEMENT, BOXED, LAST_SENTENCE_LETTER)
-#: Every output: nothing in it, then where the echo of the prompt starts, and the answer after an echo.
-ECHO: tuple[Rule, ...] = (EMPTY, PROMPT_ECHO, ANSWER_AFTER_ECHO)
+#: Every output: nothing in it, then where the echo of the prompt (or of the dialogue) starts; an answer before
+#: the echo that the echo's restated question contradicts (zero-shot), and the answer after an echo where
+#: nothing came before.
+ECHO: tuple[Rule, ...] = (EMPTY, PROMPT_ECHO, DIALOGUE_ECHO, ECHO_ANSWER_CONFLICT, ANSWER_AFTER_ECHO)
 
 #: Every named rule of the careful reader's ScrQA side, by name.
 RULES: dict[str, Rule] = {
@@ -147,6 +204,7 @@ RULES: dict[str, Rule] = {
         SCRAMBLED_ECHO,
         *CHECKS,
         *SETTLED,
+        *WEIGHED_APART,
         LETTER_TEXT_CONFLICT_RESOLVED,
         *NOTHING_READ,
         *CHAIN_OF_THOUGHT,
@@ -176,6 +234,7 @@ CHOICE_RULES = (
     "cycle",
     "letter-text-conflict",
     "letter-outside-choices",
+    "echo-answer-conflict",
     "no-answer",
 )
 
@@ -242,16 +301,23 @@ class CarefulReader:
         text = prepare(output)
         if EMPTY.holds(text):
             return Reading(None, EMPTY.name)
-        start = PROMPT_ECHO.start(text)
+        dialogue = answer_format.context_marker == "Dialogue: "  # DREAM's questions come with a dialogue
+        start = PROMPT_ECHO.start(text, dialogue=dialogue)
         region = text if start is None else text[:start]
         chain_of_thought = answer_format.chain_of_thought
         read = self._read_chain_of_thought if chain_of_thought else self._read_zero_shot
         reading = read(region, options)
+        if reading.value is not None and start is not None and not chain_of_thought:
+            # the echo may restate this very question and answer it otherwise
+            conflict = ECHO_ANSWER_CONFLICT.check(reading, text[start:], options, read, dialogue=dialogue)
+            return conflict or reading
         if reading.value is not None or start is None or reading.rule not in ("no-answer", "hedge"):
             return reading
         # Nothing answered before the model began to repeat the prompt: it may have restated this question
         # and answered it, or only echoed the prompt (or asked a new question) and never answered.
-        after_echo = ANSWER_AFTER_ECHO.read(text[start:], options, read, chain_of_thought=chain_of_thought)
+        after_echo = ANSWER_AFTER_ECHO.read(
+            text[start:], options, read, chain_of_thought=chain_of_thought, dialogue=dialogue
+        )
         if after_echo is not None:
             return after_echo
         return reading if region.strip(" \t\r\n.,:;-\"'()") else Reading(None, PROMPT_ECHO.name)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from scrambled_bench.metrics.readers.common import Reading
-from scrambled_bench.metrics.readers.content import sentences
+from scrambled_bench.metrics.readers.content import REJECTED_CHOICE, sentences
 from scrambled_bench.metrics.readers.letters import (
     Pair,
     first_line_choice,
@@ -23,10 +23,13 @@ from scrambled_bench.metrics.readers.letters import (
 from scrambled_bench.metrics.readers.question import Choices
 from scrambled_bench.metrics.readers.rules import REPEATED
 from scrambled_bench.metrics.readers.shapes import (
+    AFTER_LETTER,
+    LETTER_FORM,
     LETTER_LABELS,
     LETTER_LINE,
     NEAR,
     is_scrambled_echo,
+    letter_of,
     statements,
     tokens,
 )
@@ -58,6 +61,16 @@ class Answer:
         """What the output goes on to say after the clause that gave the answer."""
         first = self.first_clause_end
         return self.text[first.end() :] if first else ""
+
+    @functools.cached_property
+    def weighed(self) -> str:
+        """What :attr:`after` says that is weighed against the answer: not the choices it names only to reject
+        them (:class:`~scrambled_bench.metrics.readers.content.RejectedChoice`), nor the sentences that give
+        the answer's own letter again (:class:`LetterGivenAgain`)."""
+        text = self.after
+        for rule in WEIGHED_APART:  # in their declared order
+            text = rule.apart(text, self)
+        return text
 
 
 # A declaration that no choice is right, which takes back an answer given before it.
@@ -188,6 +201,49 @@ class EchoAfterAnswer(Rule):
         return is_scrambled_echo(answer.after)
 
 
+class LetterGivenAgain(Rule):
+    """An output that opens with a letter and its own choice's text, then gives other choices' texts under
+    the same letter ("(A) To the park. (A) To the library. (A) To the museum."), keeps giving that letter: the
+    sentences that open with it again are no stops of a tour and no content weighed against it, and the letter
+    is read. Where another letter opens a sentence too ("A) ... B) ... (A) ..."), nothing is set aside.
+
+    >>> answer = Answer("A", "(A) New York. (A) Baltimore. (A) Pittsburgh.", _CHOICES)
+    >>> LETTER_GIVEN_AGAIN.apart(answer.after, answer)
+    ''
+    """
+
+    name = "letter-given-again"
+    patterns = (LETTER_FORM,)
+    gives_own = False
+
+    def apart(self, text: str, answer: Answer) -> str:
+        """``text`` (what follows the answer) without the sentences that give the answer's letter again, where
+        the output opened with that letter and its own choice's text."""
+        opening = LETTER_FORM.match(answer.text.lstrip())
+        if not opening or letter_of(opening) != answer.letter or not self._own_text_follows(answer, opening):
+            return text
+        given = [
+            letter_of(form) if (form := LETTER_FORM.match(sentence)) else None for sentence in sentences(text)
+        ]
+        if answer.letter not in given or set(given) - {
+            answer.letter,
+            None,
+        }:  # another letter given: no such shape
+            return text
+        kept = [
+            sentence
+            for sentence, letter in zip(sentences(text), given, strict=True)
+            if letter != answer.letter
+        ]
+        return "\n".join(kept)
+
+    @staticmethod
+    def _own_text_follows(answer: Answer, opening: re.Match) -> bool:
+        own = answer.choices.own(answer.letter)
+        after = answer.text.lstrip()[opening.end() :].lstrip(AFTER_LETTER)
+        return bool(own) and tokens(after[:NEAR])[: len(own)] == own
+
+
 class ContentAfterAnswer(Rule):
     """After the clause that gave the answer, the output states one other choice's content, and never this
     one's, again and again (once, after a bare letter, which has no words of its own to weigh): no answer
@@ -204,7 +260,7 @@ class ContentAfterAnswer(Rule):
 
     def check(self, answer: Answer) -> Reading | None:
         letter, choices, first = answer.letter, answer.choices, answer.first_clause_end
-        stated = [choices.valid[index] for index in choices.content.statements(answer.after)]
+        stated = [choices.valid[index] for index in choices.content.statements(answer.weighed)]
         others = {other for other in stated if other != letter}
         # a bare letter has no words of its own to weigh against the content that follows: once is enough
         bare = first is not None and set(tokens(answer.text[: first.end()])) <= {
@@ -234,7 +290,7 @@ class Tour(Rule):
     def check(self, answer: Answer) -> Reading | None:
         letter, choices = answer.letter, answer.choices
         toured: set[str] = set()
-        for sentence in sentences(answer.after):
+        for sentence in sentences(answer.weighed):
             in_sentence = {choices.valid[index] for index in choices.content.statements(sentence)} - {letter}
             if len(in_sentence) == 1:
                 toured |= in_sentence
@@ -287,4 +343,9 @@ ANSWER_GIVEN_TWICE = AnswerGivenTwice()
 ECHO_AFTER_ANSWER = EchoAfterAnswer()
 CONTENT_AFTER_ANSWER = ContentAfterAnswer()
 TOUR = Tour()
+LETTER_GIVEN_AGAIN = LetterGivenAgain()
+
+#: What the checks that weigh what follows an answer set aside first, in order: the choices an output names only
+#: to reject them, and the sentences that give its letter again.
+WEIGHED_APART: tuple[Rule, ...] = (REJECTED_CHOICE, LETTER_GIVEN_AGAIN)
 LETTER_TEXT_CONFLICT_RESOLVED = LetterTextConflictResolved()

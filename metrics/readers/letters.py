@@ -8,6 +8,7 @@ import re
 from typing import NamedTuple
 
 from scrambled_bench.metrics.readers.common import Reading
+from scrambled_bench.metrics.readers.content import REJECTED_CHOICE
 from scrambled_bench.metrics.readers.question import Choices, offers_another
 from scrambled_bench.metrics.readers.shapes import (
     AFTER_LETTER,
@@ -70,6 +71,8 @@ def judge_letter(letter: str, rest: str, rule: str, choices: Choices, verdict: V
     own = choices.own(letter)
     if own and tokens(after[:NEAR])[: len(own)] == own:
         rest = words_after(after, len(own))  # "(C) Both A and B": the choice's own words offer nothing else
+        if REJECTED_CHOICE.rejects(rest, choices.content):  # "(A) To the park is not correct": ruled out
+            return None
     if offers_another(rest, letter, choices):
         verdict.hedged = True
         return None
@@ -120,6 +123,8 @@ def named_letters(text: str, choices: Choices) -> dict[str, int]:
         own = choices.own(letter)
         if own and tokens(after[:NEAR])[: len(own)] == own:
             after = words_after(after, len(own))  # the choice's own words may deny something
+            if REJECTED_CHOICE.rejects(after, choices.content):
+                continue  # "A) To the park is wrong."
         if FAILS_AFTER.match(after):
             continue  # "(D) 12 does not work"
         end = SENTENCE_END.search(text, match.end(), match.end() + NEAR)
@@ -173,7 +178,9 @@ def _mismatch(letter: str, rest: str, choices: Choices) -> tuple[int, str] | Non
         # "C)D": a letter given another letter as its text
         return len(rest) - len(after) + pointer.end(), pointer.group(1)
     spelled = choices.prefix(after)
-    other = choices.exactly(said) or (spelled[0] if spelled else None) or choices.stated(after)
+    # a sentence that names a choice only to reject it ("C. The park is not mentioned.") gives the letter none
+    label = choices.stated(after) if REJECTED_CHOICE.set_aside(said, choices.content) == said else None
+    other = choices.exactly(said) or (spelled[0] if spelled else None) or label
     if not other or other == letter or tokens(said) == choices.own(letter):
         return None
     if offers_another(after, letter, choices):  # "(A) or (B)" beside a choice "OR" offers two letters

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from scrambled_bench.metrics.readers.common import Reading
+from scrambled_bench.metrics.readers.content import REJECTED_CHOICE
 from scrambled_bench.metrics.readers.letters import (
     judge_letter,
     mismatched_words,
@@ -354,7 +355,7 @@ class ChoiceMention(Rule):
     reads_content = True
 
     def read(self, text: str, choices: Choices, verdict: Verdict) -> Reading | None:
-        sentences = short_sentences(text)
+        sentences = short_sentences(REJECTED_CHOICE.set_aside(text, choices.content))
         if len(sentences) != 1 or sentences[0].rstrip().endswith("?"):  # a question back is no answer
             return None
         if verdict.hedged:  # the one sentence offered two answers ("(A) or (B)" beside a choice "OR")
@@ -394,6 +395,7 @@ class ChoiceParaphrase(Rule):
     reads_content = True
 
     def read(self, text: str, choices: Choices, verdict: Verdict) -> Reading | None:
+        text = REJECTED_CHOICE.set_aside(text, choices.content)  # "The park is not mentioned." states no park
         stated = choices.content.statements(text)
         # a person named by the surname alone, again and again ("Alejna Putellas ... Putellas")
         named = {} if stated else choices.surnames_named(text)
@@ -435,19 +437,44 @@ class Hedge(Rule):
 # The prompt's own last line, repeated without an answer after it.
 _PROMPT_LEAD_IN = re.compile(r"Based on the \w+, among the choices, the answer is\W*$", re.IGNORECASE)
 # Where a model starts repeating the prompt (or writing the next question of a few-shot prompt).
+_ECHO = re.compile(r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|Context|Passage)\s*:")
 # A line that opens with a DREAM speaker's mark ("M: Good evening ...", "W: ...") copies the dialogue: M and W are
-# never choice letters.
-_ECHO = re.compile(
-    r"(?<![A-Za-z])(?:Question|Choices|Options|Evidence|Dialogue|Context|Passage)\s*:|(?:^|(?<=\n))[MW]:[ \t]"
-)
+# never choice letters. In a DREAM answer, so does a speaker's mark ("Woman: ...", "Man: ...") that opens a line,
+# indented or not, or that follows the end of a sentence on the same line.
+_SPEAKER_LINE = re.compile(r"(?:^|(?<=\n))[MW]:[ \t]")
+_SPEAKER = r"(?:[MW]|Man|Woman):[ \t]"
+_DIALOGUE_ECHO = re.compile(rf"(?:^|(?<=\n))[ \t]*{_SPEAKER}|(?<=[.!?])[ \t]+(?={_SPEAKER})")
+
+
+class DialogueEcho(Rule):
+    """An echo of the dialogue starts at a line that opens with a DREAM speaker's mark, "M:" or "W:"; in a DREAM
+    answer also at "Man:" or "Woman:" opening a line (indented or not), or at any of these marks after the end
+    of a sentence on the same line: "The woman will buy the red dress. W: I like this red one. M: ..." is read
+    as "The woman will buy the red dress.". (The DREAM-only marks are issue 45's.)
+
+    >>> DIALOGUE_ECHO.start("The man will go to the museum. W: Let's go. M: Good idea.", dialogue=True)
+    30
+    >>> DIALOGUE_ECHO.start("The man will go to the museum. W: Let's go. M: Good idea.", dialogue=False) is None
+    True
+    """
+
+    name = "dialogue-echo"
+    patterns = (_SPEAKER_LINE, _DIALOGUE_ECHO)
+    gives_own = False
+    also_gives = ("prompt-echo",)
+
+    def start(self, text: str, *, dialogue: bool) -> int | None:
+        """Where the echo of a dialogue starts in ``text`` (``dialogue``: the question has one, DREAM's)."""
+        echo = (_DIALOGUE_ECHO if dialogue else _SPEAKER_LINE).search(text)
+        return echo.start() if echo else None
 
 
 class PromptEcho(Rule):
     """Where the model starts repeating the prompt (a "Question:", "Choices:", "Evidence:", "Dialogue:" ...
-    marker, or a DREAM speaker's "M:" or "W:" opening a line): only what comes before counts. Nothing read,
-    and the output only repeats the prompt's last line, or nothing came before the echo: this.
+    marker, or the dialogue itself, :class:`DialogueEcho`): only what comes before counts. Nothing read, and
+    the output only repeats the prompt's last line, or nothing came before the echo: this.
 
-    >>> PROMPT_ECHO.start("B.\\nQuestion: Which product ...")
+    >>> PROMPT_ECHO.start("B.\\nQuestion: Which product ...", dialogue=False)
     3
     >>> PROMPT_ECHO.explains("Based on the evidence, among the choices, the answer is", Verdict())
     True
@@ -456,10 +483,12 @@ class PromptEcho(Rule):
     name = "prompt-echo"
     patterns = (_ECHO, _PROMPT_LEAD_IN)
 
-    def start(self, text: str) -> int | None:
-        """Where the echo of the prompt starts in ``text``, or None."""
+    def start(self, text: str, *, dialogue: bool) -> int | None:
+        """Where the echo of the prompt (or of the dialogue) starts in ``text``, or None."""
         echo = _ECHO.search(text)
-        return echo.start() if echo else None
+        starts = [echo.start()] if echo else []
+        said = DIALOGUE_ECHO.start(text, dialogue=dialogue)
+        return min([*starts, said] if said is not None else starts, default=None)
 
     def explains(self, text: str, verdict: Verdict) -> bool:
         return bool(_PROMPT_LEAD_IN.search(text))
@@ -490,5 +519,6 @@ SCRAMBLED_ECHO = ScrambledEcho()
 CHOICE_MENTION = ChoiceMention()
 CHOICE_PARAPHRASE = ChoiceParaphrase()
 HEDGE = Hedge()
+DIALOGUE_ECHO = DialogueEcho()
 PROMPT_ECHO = PromptEcho()
 NO_ANSWER = NoAnswer()

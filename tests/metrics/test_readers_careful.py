@@ -79,6 +79,7 @@ ZERO_SHOT_RULES = {
     "letter-outside-choices",
     "letter-text-conflict",
     "letter-text-conflict-resolved",
+    "echo-answer-conflict",
     "no-answer",
     "empty",
 }

@@ -20,10 +20,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
-from scrambled_bench.metrics.readers import CarefulReader, parse_choices
+from scrambled_bench.metrics.readers import CarefulReader, checks, content, parse_choices, rules
+from scrambled_bench.metrics.readers import careful as careful_module
 from scrambled_bench.metrics.readers.careful import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -166,3 +169,78 @@ if __name__ == "__main__":
             "usage: SCRAMBLED_BENCH_SHARED=../shared python tests/metrics/test_readers_snapshot.py --write"
         )
     write_snapshot(shared_data_dir() / "paper_outputs")
+
+
+# ------------------------------------------------------------------ how often issue 45's rules fire
+
+# A line that opens with "M:" or "W:", the echo of a dialogue before issue 45 (its rule is issue 45's beyond it).
+SPEAKER_LINE = re.compile(r"(?:^|(?<=\n))[MW]:[ \t]")
+
+
+def _firing(monkeypatch) -> Counter:
+    """Counts, per output read, which of issue 45's rules fired: set aside a rejected choice, set aside a letter
+    given again, started a dialogue's echo where a line's "M:" or "W:" did not, or took an answer back for the
+    echo's. The counter's ``row`` set is cleared by :func:`_read_counting` before each output."""
+    fired: Counter = Counter()
+    row: set[str] = set()
+    fired.row = row  # type: ignore[attr-defined]
+
+    def wrap(owner, name, fires):
+        original = getattr(owner, name)
+
+        def wrapped(*args, **kwargs):
+            out = original(*args, **kwargs)
+            if fires(args, kwargs, out):
+                row.add(rule_of[name])
+            return out
+
+        monkeypatch.setattr(owner, name, wrapped)
+
+    rule_of = {
+        "without_rejected": "rejected-choice",
+        "rejects": "rejected-choice",
+        "apart": "letter-given-again",
+        "start": "dialogue-echo",
+        "check": "echo-answer-conflict",
+    }
+    wrap(content.ChoiceContent, "without_rejected", lambda args, kwargs, out: out != args[1])
+    wrap(content.RejectedChoice, "rejects", lambda args, kwargs, out: out)
+    wrap(checks.LetterGivenAgain, "apart", lambda args, kwargs, out: out != args[1])
+    wrap(
+        rules.DialogueEcho,
+        "start",
+        lambda args, kwargs, out: (
+            out is not None and out != (match.start() if (match := SPEAKER_LINE.search(args[1])) else None)
+        ),
+    )
+    wrap(careful_module.EchoAnswerConflict, "check", lambda args, kwargs, out: out is not None)
+    return fired
+
+
+def _read_counting(fired: Counter, output: str, choices: list[str], dataset: str) -> None:
+    fired.row.clear()
+    careful.read_choice(output, choices, dataset=dataset)
+    fired.update(fired.row)
+
+
+def test_issue_45s_rules_fire_on_few_judged_items(monkeypatch):
+    """How often each rule of issue 45 (beyond its ruling) fires on the judged items: docs/readers/history.md
+    gives these counts; none of them changes a reading (the snapshot test above)."""
+    fired = _firing(monkeypatch)
+    for name in judged_samples():
+        keys = {key["id"]: key for key in _lines(JUDGED / f"{name}.key.jsonl")}
+        for item in _lines(JUDGED / f"{name}.packet.jsonl"):
+            _read_counting(fired, item["output"], list(item["choices"].values()), keys[item["id"]]["dataset"])
+    assert dict(fired) == {"rejected-choice": 3, "dialogue-echo": 2}
+
+
+def test_issue_45s_rules_fire_on_no_released_row(shared_data, monkeypatch):
+    """None of issue 45's rules fires on a released ScrQA row: they do not over-fire on the shapes the three
+    released models write."""
+    fired = _firing(monkeypatch)
+    outputs = shared_data / "paper_outputs" / "scrambled_qa"
+    for path in sorted(outputs.rglob("*.jsonl.gz")):
+        dataset = DATASETS[path.relative_to(outputs).parts[0]]
+        for row in _gz_lines(path):
+            _read_counting(fired, row["output"], parse_choices(row["input"]), dataset)
+    assert dict(fired) == {}
