@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from scrambled_bench.metrics.readers.common import Reading
 from scrambled_bench.metrics.readers.content import REJECTED_CHOICE, sentences
 from scrambled_bench.metrics.readers.letters import (
+    LIST_ITEMS,
     Pair,
     first_line_choice,
     is_label,
@@ -28,6 +29,7 @@ from scrambled_bench.metrics.readers.shapes import (
     LETTER_LABELS,
     LETTER_LINE,
     NEAR,
+    SCRAMBLED_WORD,
     is_scrambled_echo,
     letter_of,
     statements,
@@ -114,6 +116,7 @@ class FirstLineAnswer(Rule):
     """
 
     name = "first-line-answer"
+    patterns = (LIST_ITEMS,)
     gives_own = False
     also_gives = ("letter-text-conflict",)
 
@@ -195,6 +198,7 @@ class EchoAfterAnswer(Rule):
     """
 
     name = "echo-after-answer"
+    patterns = SCRAMBLED_WORD
     gives_own = False
 
     def applies(self, answer: Answer) -> bool:
@@ -254,6 +258,7 @@ class ContentAfterAnswer(Rule):
     """
 
     name = "content-after-answer"
+    patterns = (_CLAUSE_END,)
     gives_own = False
     also_gives = ("letter-text-conflict",)
     weighs_what_follows = True

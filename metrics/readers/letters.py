@@ -48,6 +48,8 @@ FAILS_AFTER = re.compile(
 )
 # The most words a first line may have to state a choice's content as a label, as "4" does "4 times.".
 _LABEL_LINE_WORDS = 3
+# What separates the items of a first line's list ("Dustin City, Salt Lake City", "Cricket: Ben Stokes").
+LIST_ITEMS = re.compile(r"[,:]")
 # a line that gives a letter nothing but another letter as its text ("C)D", "B: A")
 _BARE_LETTER = re.compile(r"\(?([A-E])\)?[ \t]*(?=\n|$)")
 
@@ -266,7 +268,7 @@ def first_line_choice(text: str, choices: Choices) -> str | None:
     first, newline, _rest = text.strip().partition("\n")
     if not newline or len(tokens(first)) > LABEL_WORDS:
         return None
-    items = re.split(r"[,:]", first)  # "Dustin City, Salt Lake City", "Cricket: Ben Stokes"
+    items = LIST_ITEMS.split(first)  # "Dustin City, Salt Lake City", "Cricket: Ben Stokes"
     given = {
         choices.exactly(",".join(items[start:end]))
         for start in range(len(items))

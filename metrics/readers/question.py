@@ -34,7 +34,7 @@ _CALCULATION = re.compile(
 # After any choice text, another quantity joined to it: "2 hours and 30 minutes" is not "2 hours".
 _GOES_ON_WITH_NUMBER = re.compile(r"\s+(?:and|plus|minus|times)\s+\d", re.IGNORECASE)
 # Another answer offered beside the one read: "(A) or (B)", "A, B and C", "Baby formula or (C)".
-_ALTERNATIVE = re.compile(r"(?:\b(?:or|and/or|and|vs\.?|versus|nor)\s+|^\s*[,/]\s*)", re.IGNORECASE)
+ALTERNATIVE = re.compile(r"(?:\b(?:or|and/or|and|vs\.?|versus|nor)\s+|^\s*[,/]\s*)", re.IGNORECASE)
 
 
 class Choices:
@@ -159,7 +159,7 @@ def offers_another(rest: str, letter: str, choices: Choices) -> bool:
     True
     """
     rest = sentence_rest(rest)
-    for alternative in _ALTERNATIVE.finditer(rest):
+    for alternative in ALTERNATIVE.finditer(rest):
         after = rest[alternative.end() :].lstrip()
         after = after[FILLER.match(after).end() :] if after[:1].islower() else after
         form = LETTER_FORM.match(after)

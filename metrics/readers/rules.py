@@ -16,6 +16,7 @@ from scrambled_bench.metrics.readers.letters import (
     read_stated,
 )
 from scrambled_bench.metrics.readers.question import (
+    ALTERNATIVE,
     Choices,
     holds_another_text,
     names_choices,
@@ -27,6 +28,7 @@ from scrambled_bench.metrics.readers.shapes import (
     LABEL,
     LETTER_FORM,
     NAMED_LETTER,
+    SCRAMBLED_WORD,
     is_scrambled_echo,
     letter_of,
     line_of,
@@ -328,6 +330,7 @@ class ScrambledEcho(Rule):
     """
 
     name = "scrambled-echo"
+    patterns = SCRAMBLED_WORD
 
     def holds(self, text: str) -> bool:
         return is_scrambled_echo(text)
@@ -429,6 +432,7 @@ class Hedge(Rule):
     """
 
     name = "hedge"
+    patterns = (ALTERNATIVE, _TWO_BARE_LETTERS)
 
     def explains(self, text: str, verdict: Verdict) -> bool:
         return verdict.hedged

@@ -299,6 +299,10 @@ _SCRAMBLED_WORDS = 3
 _SCRAMBLED_SHARE = 0.1
 
 
+#: The patterns a scrambled word is recognised by (see :func:`is_scrambled`).
+SCRAMBLED_WORD = (_WORD, _ONSET, _CONSONANT_RUN, _CAMEL_CASE)
+
+
 def is_scrambled(word: str) -> bool:
     """Whether ``word`` (three letters or more) looks scrambled: see ``_ONSETS``.
 
