@@ -93,6 +93,7 @@ ruling, is pinned apart (``IN_THE_CODE``).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -522,3 +523,40 @@ def test_the_history_gives_every_judged_sample_at_the_draw_after_issue_31_and_in
         item["rule_now"] = _reading(item, careful).rule
     for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
         assert table_by_rule(items, "now", "rule_now", judged) in history
+
+
+ROUND_11 = ("round11.packet.jsonl", "round11.key.jsonl")
+
+
+@pytest.mark.skipif(
+    not all((JUDGED / name).exists() for name in ROUND_11), reason="round 11 is not drawn in this checkout"
+)
+def test_round_11_is_blind_fresh_and_drawn_from_the_frozen_readers_disagreements():
+    """Round 11 (issue 45's fresh round, prepared for two blind judges): 200 SmolLM2 disagreements under DREAM
+    kr2 and kfkr1, none held by an earlier judged sample, its packet blind; the key's values are the readers'
+    at the draw, which the reader in the code still gives (until a rule changes after the draw)."""
+    packet, key = (_lines(JUDGED / name) for name in ROUND_11)
+    assert (
+        [line["id"] for line in packet]
+        == [line["id"] for line in key]
+        == [f"final11-{n:03d}" for n in range(1, 201)]
+    )
+    held = {item["fingerprint"] for items in SAMPLES.values() for item in items if "fingerprint" in item}
+    for seen, item in zip(packet, key, strict=True):
+        assert set(seen) == {"id", "question", "choices", "output"}
+        assert list(seen["choices"]) == list("ABC")
+        assert item["source"].startswith("smollm2:") and item["config"] in (
+            "scrqa/dream/kr2",
+            "scrqa/dream/kfkr1",
+        )
+        choices = list(seen["choices"].values())
+        assert item["fingerprint"] == hashlib.sha1(json.dumps([seen["output"], choices]).encode()).hexdigest()
+        assert item["fingerprint"] not in held, item["id"]
+        assert item["careful"] != item["paper"], item["id"]
+        read = {"output": seen["output"], "choices": seen["choices"], "dataset": item["dataset"]}
+        assert _read(read, paper) == item["paper"]
+        assert (_reading(read, careful).value, _reading(read, careful).rule) == (
+            item["careful"],
+            item["rule"],
+        )
+    assert len({item["fingerprint"] for item in key}) == len(key)

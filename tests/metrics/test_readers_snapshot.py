@@ -133,11 +133,15 @@ def test_the_listed_changes_are_well_formed():
         assert set(change["by"]) <= set(RULES), change
 
 
+#: The judged samples the snapshot holds: those judged before issue 45 (a later round's are not in it).
+SNAPSHOT_SAMPLES = sorted({line["sample"] for line in _gz_lines(SNAPSHOT / "judged.jsonl.gz")})
+
+
 def test_every_judged_item_reads_as_before_issue_45_but_the_listed_changes():
     before = {
         (line["sample"], line["id"]): line["reading"] for line in _gz_lines(SNAPSHOT / "judged.jsonl.gz")
     }
-    now = judged_readings(sorted({name for name, _ in before}))
+    now = judged_readings(SNAPSHOT_SAMPLES)
     assert set(now) == set(before), "the judged samples of the snapshot are not those in the fixtures"
     changed = {item: reading for item, reading in now.items() if reading != before[item]}
     assert changed == CHANGED_JUDGED
@@ -227,7 +231,7 @@ def test_issue_45s_rules_fire_on_few_judged_items(monkeypatch):
     """How often each rule of issue 45 (beyond its ruling) fires on the judged items: docs/readers/history.md
     gives these counts; none of them changes a reading (the snapshot test above)."""
     fired = _firing(monkeypatch)
-    for name in judged_samples():
+    for name in SNAPSHOT_SAMPLES:
         keys = {key["id"]: key for key in _lines(JUDGED / f"{name}.key.jsonl")}
         for item in _lines(JUDGED / f"{name}.packet.jsonl"):
             _read_counting(fired, item["output"], list(item["choices"].values()), keys[item["id"]]["dataset"])
