@@ -164,7 +164,7 @@ ECHO_ANSWER_CONFLICT = EchoAnswerConflict()
 
 #: Zero-shot (RealtimeQA, DREAM): what is done to the output before any rule reads it, in order. The whole
 #: output may be one choice's text (which reads it); recitals of the options are set aside; an opening "A:"
-#: that labels an answer is dropped.
+#: followed by text, an answer label, is dropped.
 PREPARATION: tuple[Rule, ...] = (CHOICE_TEXT, RECITAL, ANSWER_LABEL)
 #: Zero-shot: the rules that read an answer, in priority order; the first that reads decides. The content
 #: rules (``reads_content``) are not tried on a scrambled echo of the evidence.
@@ -182,9 +182,9 @@ READING: tuple[Rule, ...] = (
 CHECKS: tuple[Rule, ...] = (NO_CHOICE_FITS, FIRST_LINE_ANSWER, ANOTHER_COMMITMENT, CONTENT_AFTER_ANSWER, TOUR)
 #: Zero-shot: when what follows an answer is not weighed.
 SETTLED: tuple[Rule, ...] = (ANSWER_GIVEN_TWICE, ECHO_AFTER_ANSWER)
-#: Zero-shot: what the checks that weigh what follows an answer set aside first, in order (declared in
-#: checks.py, :data:`~scrambled_bench.metrics.readers.checks.WEIGHED_APART`): the choices an output names only
-#: to reject them, which the content rules set aside too, and the sentences that give its letter again.
+# (What those checks set aside first, in order, is declared beside them: checks.WEIGHED_APART, the choices an
+# output names only to reject them, which the content rules set aside too, and the sentences that give its
+# letter again.)
 #: Zero-shot: why nothing was read, in order; the first that explains it names the reading.
 NOTHING_READ: tuple[Rule, ...] = (HEDGE, RECITAL, SCRAMBLED_ECHO, PROMPT_ECHO, NO_ANSWER)
 #: AQuA (a worked solution): the rules that read its answer, in order; none read: ``no-answer``.
