@@ -17,9 +17,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.builder import card
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
 from scrambled_bench.builder.scrambler import (
@@ -27,7 +29,6 @@ from scrambled_bench.builder.scrambler import (
     STREAM_VERSION,
     TextPlace,
     parse_type,
-    scramble,
     scramble_many,
     types_in,
 )
@@ -169,6 +170,19 @@ def build_tag(version: str, *, seed: int, window: str | None) -> str:
     return tag
 
 
+def scrambled_texts(record: SourceRecord, scramble_types: Sequence[str], *, seed: int) -> list[str]:
+    """A record's text (its ``original``) under each of ``scramble_types``, at the build's place
+    (:data:`TEXT_PLACE`), keyed by the record's ``scramble_key``: what every built config holds.
+
+    >>> from scrambled_bench.builder.sources.common import SourceRecord
+    >>> scrambled_texts(SourceRecord("aqua/1", {"original": "Hello there"}), ["original", "kf"], seed=0)
+    ['Hello there', 'Heoll trhee']
+    """
+    return scramble_many(
+        record.fields["original"], scramble_types, seed=seed, sample_id=record.scramble_key, place=TEXT_PLACE
+    )
+
+
 def _row(record: SourceRecord, columns: Sequence[tuple[str, str]], scrambled: str) -> dict[str, Any]:
     row = {"id": record.fields["id"], "original": record.fields["original"], "scrambled": scrambled}
     for column, _ in columns:
@@ -187,14 +201,7 @@ def scramble_source(data: SourceData, scramble_type: str, *, seed: int) -> Itera
     [('Hello there', 'Heoll trhee')]
     """
     for record in data.records:
-        scrambled = scramble(
-            record.fields["original"],
-            scramble_type,
-            seed=seed,
-            sample_id=record.scramble_key,
-            place=TEXT_PLACE,
-        )
-        yield _row(record, data.info.columns, scrambled)
+        yield _row(record, data.info.columns, scrambled_texts(record, [scramble_type], seed=seed)[0])
 
 
 def family_groups(type_names: Sequence[str]) -> list[list[str]]:
@@ -210,7 +217,7 @@ def family_groups(type_names: Sequence[str]) -> list[list[str]]:
 
 
 def _arrow_schema(data: SourceData):
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: heavy, and `scrambled-bench --help` imports this module
 
     arrow = {"string": pa.string(), "bool": pa.bool_(), "list<string>": pa.list_(pa.string())}
     fields = [
@@ -231,8 +238,8 @@ def write_configs(
     are also the row groups, so memory does not grow with the source. No timestamps or paths go into
     the files: the same rows give the same bytes.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # deferred: heavy, and `scrambled-bench --help` imports this module
+    import pyarrow.parquet as pq  # deferred: heavy
 
     schema = _arrow_schema(data)
     counts = [0] * len(paths)
@@ -249,14 +256,7 @@ def write_configs(
             batch = data.records[start : start + ROWS_PER_GROUP]
             scrambled: list[list[str]] = [[] for _ in paths]
             for record in batch:
-                outputs = scramble_many(
-                    record.fields["original"],
-                    scramble_types,
-                    seed=seed,
-                    sample_id=record.scramble_key,
-                    place=TEXT_PLACE,
-                )
-                for column, text in zip(scrambled, outputs):
+                for column, text in zip(scrambled, scrambled_texts(record, scramble_types, seed=seed)):
                     column.append(text)
             # every config of the family shares the columns other than `scrambled`: convert them once
             shared = {
@@ -324,6 +324,31 @@ def swap_into_place(tmp: Path, out: Path) -> None:
         os.replace(tmp, out)
 
 
+def make_temporary_folder(parent: Path, name: str, *, mode: int | None = None) -> Path:
+    """A new folder ``parent/.{name}.tmp-*`` for an output to be written into before :func:`swap_into_place`:
+    private, or of ``mode``; a one-line error where ``parent`` cannot be written to."""
+    try:
+        tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{name}.tmp-"))
+        if mode is not None:
+            tmp.chmod(mode)
+        return tmp
+    except OSError as exc:
+        raise ScrambledBenchError(
+            f"cannot write to the output folder {parent}: {exc.strerror or exc}"
+        ) from None
+
+
+def custom_window(window: str | None) -> str | None:
+    """The RealtimeQA window a build records as asked: ``None`` for the paper's, however it is written.
+
+    >>> custom_window("2023-03-17:2023-08-04"), custom_window("2026-01-01:2026-07-17")
+    (None, '2026-01-01:2026-07-17')
+    """
+    if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
+        return None
+    return window
+
+
 def planned_build(
     out: Path,
     *,
@@ -345,8 +370,7 @@ def planned_build(
     type_names = resolve_types(types)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ScrambledBenchError(f"seed must be a non-negative integer, got {seed!r}")
-    if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
-        window = None
+    window = custom_window(window)
     _check_output(out)
     if replace or not Manifest.exists(out):
         return source_names, type_names
@@ -391,111 +415,174 @@ def build_dataset(
     source_names, type_names = planned_build(
         out, sources=sources, types=types, seed=seed, window=window, replace=replace
     )
-    if window is not None and realtimeqa.parse_window(window) == realtimeqa.PAPER_WINDOW:
-        window = None
+    window = custom_window(window)
     kept = _kept_outputs(out, None if replace else Manifest.read(out) if Manifest.exists(out) else None)
     if reader is None:
         reader = SourceReader(mirror=resolve_source_dir(source_dir))
-
     loaded = [SOURCES[name].load(reader, window=window) for name in source_names]
 
+    # mkdtemp makes the folder private; the build gets the mode a plain mkdir would (the user's umask)
+    tmp = make_temporary_folder(out.parent, out.name, mode=creation_mode(folder=True))
     try:
-        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
-        # mkdtemp makes the folder private; the build gets the mode a plain mkdir would (the user's umask)
-        tmp.chmod(creation_mode(folder=True))
-    except OSError as exc:
-        raise ScrambledBenchError(
-            f"cannot write to the output folder {out.parent}: {exc.strerror or exc}"
-        ) from None
-    try:
-        configs: list[card.ConfigSummary] = []
-        outputs: dict[str, dict[str, Any]] = {}
-        summaries: dict[str, card.ConfigSummary] = {}
-        for data in loaded:
-            for group in family_groups(type_names):
-                for scramble_type in group:
-                    name = config_name(data.info.name, scramble_type)
-                    if name in kept:
-                        # a grown build keeps its files as they are (another pyarrow could write other bytes)
-                        relative, entry = kept[name]
-                        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
-                        shutil.copy2(out / relative, tmp / relative)
-                        summaries[name] = card.ConfigSummary(
-                            name,
-                            data.info.name,
-                            scramble_type,
-                            relative,
-                            entry["rows"],
-                            sha256=entry["sha256"],
-                        )
-                        outputs[relative] = dict(entry)
-                        if progress is not None:
-                            progress(name, entry["rows"])
-                group = [t for t in group if config_name(data.info.name, t) not in kept]
-                if not group:
-                    continue
-                names = [config_name(data.info.name, scramble_type) for scramble_type in group]
-                counts = write_configs([tmp / data_file(name) for name in names], data, group, seed=seed)
-                for name, scramble_type, rows in zip(names, group, counts):
-                    relative = data_file(name)
-                    digest = file_sha256(tmp / relative)
-                    summaries[name] = card.ConfigSummary(
-                        name, data.info.name, scramble_type, relative, rows, sha256=digest
-                    )
-                    outputs[relative] = {"config": name, "rows": rows, "sha256": digest}
-                    if progress is not None:
-                        progress(name, rows)
-            # the card lists the configs in the order the types were asked for
-            configs += [summaries[config_name(data.info.name, t)] for t in type_names]
-        example_data = next((d for d in loaded if d.info.name == "dream"), loaded[0])
-        example_type = "kfl" if "kfl" in type_names else type_names[-1]
-        example_row = next(iter(scramble_source(example_data, example_type, seed=seed)))
-        tag = build_tag(DATASET_VERSION, seed=seed, window=window)
-        card_text = card.render_card(
-            version=DATASET_VERSION,
-            tag=tag,
-            seed=seed,
-            window=None if window is None else realtimeqa.format_window(realtimeqa.parse_window(window)),
-            configs=configs,
-            infos=[data.info for data in loaded],
-            types=type_names,
-            example_config=config_name(example_data.info.name, example_type),
-            example_row=example_row,
-        )
-        (tmp / CARD_NAME).write_text(card_text, encoding="utf-8")
-        outputs[CARD_NAME] = {"sha256": file_sha256(tmp / CARD_NAME)}
-        eval_yaml = benchmark(list(summaries)) if benchmark is not None else None
-        if eval_yaml is not None:
-            (tmp / EVAL_YAML_NAME).write_text(eval_yaml, encoding="utf-8")
-            outputs[EVAL_YAML_NAME] = {"sha256": file_sha256(tmp / EVAL_YAML_NAME)}
-        manifest = {
-            "name": "scrambled_bench",
-            "version": DATASET_VERSION,
-            "tag": tag,
-            "seed": seed,
-            "window": realtimeqa.format_window(realtimeqa.parse_window(window)),
-            "sources": {
-                data.info.name: {
-                    "upstream": f"{data.info.upstream.url}@{data.info.upstream.branch}",
-                    "notes": data.notes,
-                }
-                for data in loaded
-            },
-            "source_files": dict(sorted(reader.hashes.items())),
-            "types": type_names,
-            "stream_version": STREAM_VERSION,
-            # parquet files record the writer's version, so byte identity holds for the same pyarrow
-            "built_with": library_versions(),
-            "outputs": dict(sorted(outputs.items())),
-        }
-        (tmp / MANIFEST_NAME).write_text(
-            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        written = BuildOutputs(tmp, out, kept, seed=seed, progress=progress)
+        configs = [summary for data in loaded for summary in written.add_source(data, type_names)]
+        _write_card_and_manifest(
+            written, loaded, reader, type_names, configs, benchmark, seed=seed, window=window
         )
         swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+@dataclass
+class BuildOutputs:
+    """The files of a build as they are written into ``tmp``: per config its summary for the card
+    (``summaries``), per file its manifest entry (``outputs``). A config a grown build keeps (``kept``, from
+    :func:`_kept_outputs`) is copied from ``out`` as it is; the others are written, one family at a time."""
+
+    tmp: Path
+    out: Path
+    kept: Mapping[str, tuple[str, Mapping[str, Any]]]
+    seed: int
+    progress: Callable[[str, int], None] | None = None
+    summaries: dict[str, card.ConfigSummary] = field(default_factory=dict)
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_source(self, data: SourceData, type_names: Sequence[str]) -> list[card.ConfigSummary]:
+        """Every config of ``data`` (one per type), kept or written; their summaries in the order of
+        ``type_names``, the order the card lists them in."""
+        for group in family_groups(type_names):
+            new = []
+            for scramble_type in group:
+                name = config_name(data.info.name, scramble_type)
+                if name in self.kept:
+                    self._keep(data, scramble_type, *self.kept[name])
+                else:
+                    new.append(scramble_type)
+            if new:
+                self._write(data, new)
+        return [self.summaries[config_name(data.info.name, t)] for t in type_names]
+
+    def add_file(self, name: str, text: str) -> None:
+        """Write a text file (the card, ``eval.yaml``) at the build's top and list it with its sha256."""
+        (self.tmp / name).write_text(text, encoding="utf-8")
+        self.outputs[name] = {"sha256": file_sha256(self.tmp / name)}
+
+    def _keep(self, data: SourceData, scramble_type: str, relative: str, entry: Mapping[str, Any]) -> None:
+        # a grown build keeps its files as they are (another pyarrow could write other bytes)
+        (self.tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(self.out / relative, self.tmp / relative)
+        self._record(data, scramble_type, relative, entry)
+
+    def _write(self, data: SourceData, group: Sequence[str]) -> None:
+        """Write the configs of ``group`` (types of one family: one word plan per text serves them all)."""
+        names = [config_name(data.info.name, scramble_type) for scramble_type in group]
+        counts = write_configs([self.tmp / data_file(name) for name in names], data, group, seed=self.seed)
+        for name, scramble_type, rows in zip(names, group, counts):
+            relative = data_file(name)
+            entry = {"config": name, "rows": rows, "sha256": file_sha256(self.tmp / relative)}
+            self._record(data, scramble_type, relative, entry)
+
+    def _record(self, data: SourceData, scramble_type: str, relative: str, entry: Mapping[str, Any]) -> None:
+        name = config_name(data.info.name, scramble_type)
+        self.summaries[name] = card.ConfigSummary(
+            name, data.info.name, scramble_type, relative, entry["rows"], sha256=entry["sha256"]
+        )
+        self.outputs[relative] = dict(entry)
+        if self.progress is not None:
+            self.progress(name, entry["rows"])
+
+
+def _write_card_and_manifest(
+    written: BuildOutputs,
+    loaded: Sequence[SourceData],
+    reader: SourceReader,
+    type_names: Sequence[str],
+    configs: Sequence[card.ConfigSummary],
+    benchmark: Callable[[list[str]], str | None] | None,
+    *,
+    seed: int,
+    window: str | None,
+) -> None:
+    """Write the card, the Hub benchmark file (where ``benchmark`` gives one) and, last, the manifest, which
+    lists the sha256 of every other file."""
+    tag = build_tag(DATASET_VERSION, seed=seed, window=window)
+    written.add_file(CARD_NAME, _card_text(loaded, type_names, configs, seed=seed, window=window, tag=tag))
+    eval_yaml = benchmark(list(written.summaries)) if benchmark is not None else None
+    if eval_yaml is not None:
+        written.add_file(EVAL_YAML_NAME, eval_yaml)
+    manifest = _manifest(loaded, reader, type_names, written.outputs, seed=seed, window=window, tag=tag)
+    (written.tmp / MANIFEST_NAME).write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+
+
+CARD_EXAMPLE = ("dream", "kfl")
+"""The source and type of the card's example row where the build has them (a short dialogue under the
+paper's headline type); otherwise the first source built and the last type."""
+
+
+def _card_text(
+    loaded: Sequence[SourceData],
+    type_names: Sequence[str],
+    configs: Sequence[card.ConfigSummary],
+    *,
+    seed: int,
+    window: str | None,
+    tag: str,
+) -> str:
+    """The build's dataset card, with one example row (:data:`CARD_EXAMPLE`)."""
+    example_source, example_type = CARD_EXAMPLE
+    example_data = next((data for data in loaded if data.info.name == example_source), loaded[0])
+    if example_type not in type_names:
+        example_type = type_names[-1]
+    return card.render_card(
+        version=DATASET_VERSION,
+        tag=tag,
+        seed=seed,
+        window=None if window is None else realtimeqa.format_window(realtimeqa.parse_window(window)),
+        configs=configs,
+        infos=[data.info for data in loaded],
+        types=type_names,
+        example_config=config_name(example_data.info.name, example_type),
+        example_row=next(iter(scramble_source(example_data, example_type, seed=seed))),
+    )
+
+
+def _manifest(
+    loaded: Sequence[SourceData],
+    reader: SourceReader,
+    type_names: Sequence[str],
+    outputs: Mapping[str, Any],
+    *,
+    seed: int,
+    window: str | None,
+    tag: str,
+) -> dict[str, Any]:
+    """``manifest.json``'s content: the build's settings, its sources and their files' hashes, the types,
+    the versions that shape the bytes, and every output file's hash."""
+    return {
+        "name": "scrambled_bench",
+        "version": DATASET_VERSION,
+        "tag": tag,
+        "seed": seed,
+        "window": realtimeqa.format_window(realtimeqa.parse_window(window)),
+        "sources": {
+            data.info.name: {
+                "upstream": f"{data.info.upstream.url}@{data.info.upstream.branch}",
+                "notes": data.notes,
+            }
+            for data in loaded
+        },
+        "source_files": dict(sorted(reader.hashes.items())),
+        "types": type_names,
+        "stream_version": STREAM_VERSION,
+        # parquet files record the writer's version, so byte identity holds for the same pyarrow
+        "built_with": library_versions(),
+        "outputs": dict(sorted(outputs.items())),
+    }
 
 
 def _kept_outputs(out: Path, previous: Manifest | None) -> dict[str, tuple[str, Mapping[str, Any]]]:
@@ -519,8 +606,6 @@ def library_versions() -> dict[str, str]:
     >>> sorted(library_versions())
     ['pyarrow', 'scrambled_bench']
     """
-    import pyarrow
-
-    from scrambled_bench import __version__
+    import pyarrow  # deferred: heavy, and `scrambled-bench --help` imports this module
 
     return {"scrambled_bench": __version__, "pyarrow": pyarrow.__version__}

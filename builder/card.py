@@ -58,7 +58,7 @@ def card_data(configs: Sequence[ConfigSummary], infos: Sequence[SourceInfo], tot
     >>> data.license, data.configs[0]["description"]
     ('apache-2.0', 'sha256 of the test data: ab')
     """
-    from huggingface_hub import DatasetCardData
+    from huggingface_hub import DatasetCardData  # deferred: huggingface_hub is heavy
 
     licenses = sorted({info.license for info in infos})
     single = len(licenses) == 1 and licenses[0] not in ("other", "unknown")
@@ -161,7 +161,7 @@ def render_card(
         "source_citations": source_citations,
         "version_history": "## Version history\n" + history_body.rstrip() + "\n",
     }
-    from huggingface_hub import DatasetCard
+    from huggingface_hub import DatasetCard  # deferred: huggingface_hub is heavy
 
     card = DatasetCard.from_template(card_data(configs, infos, total_rows), template_str=template, **values)
     return card.content.rstrip() + "\n"

@@ -80,7 +80,7 @@ def scramble_document(
 def _define_step() -> type:
     """Define :class:`ScrambleStep` on datatrove's ``PipelineStep`` (imported here, not at module import)."""
     try:
-        from datatrove.pipeline.base import PipelineStep
+        from datatrove.pipeline.base import PipelineStep  # datatrove is an optional extra
     except ImportError as exc:
         raise ScrambledBenchError(
             f"the datatrove step needs datatrove ({exc}); pip install 'scrambled-bench[datatrove]'"

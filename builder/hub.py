@@ -118,7 +118,7 @@ def verify_build(build: Path) -> Manifest:
 
 def remote_manifest(api: Any, repo_id: str, revision: str | None = None) -> Manifest | None:
     """The manifest on the Hub at ``revision`` (default ``main``); ``None`` when there is none yet."""
-    from huggingface_hub import errors
+    from huggingface_hub import errors  # deferred: huggingface_hub is heavy
 
     with tempfile.TemporaryDirectory() as scratch:
         try:
@@ -166,7 +166,7 @@ def push_build(build: Path, repo_id: str, *, private: bool = False, api: Any | N
     manifest = verify_build(build)
     tag = manifest.tag
     if api is None:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # deferred: huggingface_hub is heavy
 
         require_token()
         api = HfApi()
@@ -216,7 +216,7 @@ def push_scrambled(
     check_repo_id(repo_id, "--push")
     verify_build(folder)
     if api is None:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # deferred: huggingface_hub is heavy
 
         require_token()
         api = HfApi()

@@ -56,14 +56,14 @@ def roots(paths: Sequence[ColumnPath]) -> list[str]:
 
 
 def _is_text(feature: Any) -> bool:
-    from datasets import Value
+    from datasets import Value  # deferred: datasets is heavy
 
     return isinstance(feature, Value) and feature.dtype in ("string", "large_string")
 
 
 def _list_item(feature: Any) -> Any | None:
     """The item feature of a list feature, else None."""
-    from datasets import LargeList, List
+    from datasets import LargeList, List  # deferred: datasets is heavy
 
     return feature.feature if isinstance(feature, List | LargeList) else None
 

@@ -7,13 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.segment import Segments
+from rich.table import Table
+
+from scrambled_bench.evaluation.results import PERCENT, incompleteness, scores_in
+from scrambled_bench.evaluation.store import endpoint_text
+from scrambled_bench.evaluation.tokens import tokens_by_type
+from scrambled_bench.metrics.chance import chance_note
+from scrambled_bench.metrics.readers import UNCHANGED_RECOVERY_RULES
+from scrambled_bench.tables import Footnotes
 
 
 def build_progress(total: int | None, out: Console) -> Any:
     """A transient progress bar over a build's configs (``total`` None: not known); ``advance_config(config,
     rows)`` moves it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     bar = Progress(
         TextColumn("[bold]build"),
         BarColumn(),
@@ -85,9 +94,6 @@ def print_table(out: Console, table: Any) -> None:
     >>> "-1406.1" in narrow.file.getvalue() and "…" not in narrow.file.getvalue()
     True
     """
-    from rich.measure import Measurement
-    from rich.segment import Segments
-
     needed = Measurement.get(out, out.options.update(width=10_000), table).maximum
     if needed <= out.width:
         out.print(table)
@@ -100,21 +106,23 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
     """One line per config: n, errors, unparsed, ED, RR, Acc, RPG (percent), prompt tokens; a footnote
     where a score is undefined, and what the columns' numbers mean; then the totals, where the reused
     answers came from and which endpoints gave the answers."""
-    from rich.table import Table
-
-    from scrambled_bench.evaluation.results import PERCENT, incompleteness, scores_in
-    from scrambled_bench.tables import Footnotes
-
     document = scores_in(document, PERCENT)  # results.json holds fractions
     out = console()
-    table = Table(title=f"{document['model']} ({document['backend']})")
-    for column in ("config", "n", "errors", "unparsed", "ED", "RR %", "Acc %", "RPG %", "prompt tok"):
-        if column == "config":
-            table.add_column(column, no_wrap=True)
-        else:
-            table.add_column(column, justify="right", no_wrap=True)
     notes = Footnotes()
+    print_table(out, _run_table(document, notes))
+    for line in notes.lines() + _column_notes(document):
+        out.print(line, markup=False, highlight=False)
+    _print_reader_changes(document, out)
+    _print_engine(document, out)
+    out.print(f"results: {run_dir / 'results.json'}")
 
+
+def _run_table(document: Mapping[str, Any], notes: Footnotes) -> Table:
+    """The run's table: a row per config, an incomplete one marked (in yellow, with why in ``notes``)."""
+    table = Table(title=f"{document['model']} ({document['backend']})")
+    table.add_column("config", no_wrap=True)
+    for column in ("n", "errors", "unparsed", "ED", "RR %", "Acc %", "RPG %", "prompt tok"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, entry in document["configs"].items():
         errors = f"{entry['n_errors']}" + (f" ({entry['error_rate']:.1%})" if entry["n_errors"] else "")
         mean_tokens = entry["prompt_tokens"]["mean"]
@@ -131,10 +139,12 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
             "-" if mean_tokens is None else f"{mean_tokens:.0f}",
             style="yellow" if lacking else None,
         )
-    print_table(out, table)
-    for line in notes.lines() + _column_notes(document):
-        out.print(line, markup=False, highlight=False)
-    _print_reader_changes(document, out)
+    return table
+
+
+def _print_engine(document: Mapping[str, Any], out: Console) -> None:
+    """What the engine did: requests sent, reused and retried, the tokens, the endpoints, and what is left
+    to do (failed, skipped or missing requests; warnings of the store)."""
     totals = document["totals"]
     engine = document["engine"]
     out.print(
@@ -159,9 +169,8 @@ def print_run_summary(document: Mapping[str, Any], run_dir: Path) -> None:
         )
     if totals["n_missing"]:
         out.print(f"[yellow]{totals['n_missing']} request(s) have no answer yet; rerun the same command[/]")
-    for warning in document["engine"].get("store_warnings", []):
+    for warning in engine.get("store_warnings", []):
         out.print(f"[yellow]warning:[/] {warning}")
-    out.print(f"results: {run_dir / 'results.json'}")
 
 
 def _column_notes(document: Mapping[str, Any]) -> list[str]:
@@ -200,8 +209,6 @@ def _reused(engine: Mapping[str, Any]) -> str:
 def _print_endpoints(engine: Mapping[str, Any], out: Console) -> None:
     """Which endpoints gave the answers the results rest on, and the reply fingerprints they carried where
     they carried more than one (the endpoint changed its configuration meanwhile)."""
-    from scrambled_bench.evaluation.store import endpoint_text
-
     endpoints = engine.get("endpoints") or []
     for entry in endpoints:
         prints = entry.get("system_fingerprints") or {}
@@ -215,9 +222,7 @@ def _print_endpoints(engine: Mapping[str, Any], out: Console) -> None:
 def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
     """A config's ED, RR, Acc and RPG as the terminal tables print them (percent scores, one line per config:
     intervals are in results.json and `scrambled-bench report --ci`); an undefined score is ``n/a`` with a
-    footnote from ``notes`` (a :class:`~scrambled_bench.report.tables.Footnotes`) saying why."""
-
-    from scrambled_bench.metrics.chance import chance_note
+    footnote from ``notes`` (a :class:`~scrambled_bench.tables.Footnotes`) saying why."""
 
     def cell(key: str, name: str, digits: int) -> str:
         score = entry.get(key)
@@ -239,8 +244,6 @@ def _score_cells(entry: Mapping[str, Any], notes: Any) -> list[str]:
 
 def _print_reader_changes(document: Mapping[str, Any], out: Console) -> None:
     """Which answer reader read the outputs, and what it took away from recovered sentences, per rule."""
-    from scrambled_bench.metrics.readers import UNCHANGED_RECOVERY_RULES
-
     reader = document.get("reader", "careful")
     lines = []
     for name, entry in document["configs"].items():
@@ -271,10 +274,6 @@ def print_dry_run(
     """The requests and prompt tokens a run would send, per config and per scramble type (the token
     inflation of scrambled text), and what counted them (``counted_by``: the counter's source); with how
     many requests it would take from the folders beside its own (``reused_beside``) instead."""
-    from rich.table import Table
-
-    from scrambled_bench.evaluation.tokens import tokens_by_type
-
     rough = any(item["method"] == "rough" for item in summary)
     table = Table(title=f"dry run: {model} ({kind}), nothing sent for generation")
     for column in ("config", "requests", "to send", "prompt tokens", "per request"):
@@ -318,8 +317,6 @@ def print_dry_run(
 
 def print_cells(cells: Sequence[Any], out: Console) -> None:
     """Print each table: one row per model and metric, each cell "reproduced / paper / difference"."""
-    from rich.table import Table
-
     titles = {
         "table1_aqua_fewshot_cot_acc": "Table 1: AQuA, few-shot chain of thought, Acc (question and exemplars scrambled)",
         "table3_scrrec_realtimeqa_fewshot": "Table 3: ScrRec RealtimeQA, few-shot",
@@ -370,8 +367,6 @@ def _percent(value: float | None) -> str:
 
 def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) -> None:
     """One line per scored file, in percent (the JSON on stdout keeps the modules' fractions)."""
-    from scrambled_bench.metrics.chance import chance_note
-
     for summary in summaries:
         if summary["task"] == "recovery":
             changed = ", ".join(
@@ -402,11 +397,6 @@ def print_score_summaries(summaries: Sequence[Mapping[str, Any]], out: Console) 
 def print_config_scores(document: Mapping[str, Any], out: Console) -> None:
     """A harness's logged outputs as ``run`` scores them: one line per config (n, unparsed, ED, RR, Acc, RPG),
     after the scrambled variants of other tasks where there are some (:func:`print_scrambled_tasks`)."""
-    from rich.table import Table
-
-    from scrambled_bench.evaluation.results import PERCENT, scores_in
-    from scrambled_bench.tables import Footnotes
-
     if "scrambled_tasks" in document:
         print_scrambled_tasks(document, out)
     if not document.get("configs"):
@@ -428,15 +418,12 @@ def _rpg_cell(gain: Mapping[str, Any], notes: Any) -> str:
     canonical accuracy is near chance), ``undefined`` with a footnote saying why, or blank where ``sub`` did
     not run.
 
-    >>> from scrambled_bench.tables import Footnotes
     >>> notes = Footnotes()
     >>> _rpg_cell({"value": None, "undefined": "equal anchors"}, notes), notes.lines()
     ('undefined [1]', ['[1] RPG undefined: equal anchors'])
     >>> _rpg_cell({}, notes)
     ''
     """
-    from scrambled_bench.metrics.chance import chance_note
-
     if gain.get("value") is not None:
         near_chance = chance_note(gain, scale=100, unit="%")
         return f"{100 * gain['value']:.1f}" + (f" {notes.mark(near_chance)}" if near_chance else "")
@@ -445,61 +432,36 @@ def _rpg_cell(gain: Mapping[str, Any], notes: Any) -> str:
     return ""
 
 
+SCRAMBLED_COLUMNS = (
+    "task",
+    "type",
+    "metric",
+    "value %",
+    "difference (pp)",
+    "interval (pp)",
+    "McNemar p",
+    "RPG %",
+    "n",
+)
+"""The columns of :func:`print_scrambled_tasks`' table; the first three are names, the rest numbers."""
+
+
 def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     """Derived tasks against their canonical task: per metric and type, the harness's value (percent) and the
     paired difference with its interval (percentage points; Tango's for 0/1 metrics, beside the McNemar
     score test's p it inverts), McNemar's p and RPG (percent, as the tables), the paired count marked where
     the comparison is underpowered."""
-    from rich.table import Table
-
-    def percent(value: Any) -> str:
-        return "" if value is None else f"{100 * value:.1f}"
-
-    from scrambled_bench.metrics.statistics import underpowered_note
-    from scrambled_bench.tables import Footnotes
-
     notes = Footnotes()
     table = Table(title=f"scrambled variants in {document['folder']} (paired with the canonical task)")
-    for column in (
-        "task",
-        "type",
-        "metric",
-        "value %",
-        "difference (pp)",
-        "interval (pp)",
-        "McNemar p",
-        "RPG %",
-        "n",
-    ):
-        table.add_column(
-            column, no_wrap=True, justify="left" if column in ("task", "type", "metric") else "right"
-        )
+    for column in SCRAMBLED_COLUMNS:
+        table.add_column(column, no_wrap=True, justify="left" if column in SCRAMBLED_COLUMNS[:3] else "right")
     for canonical, entry in document["scrambled_tasks"].items():
         for key, metric in entry["metrics"].items():
-            table.add_row(
-                canonical,
-                "canonical",
-                key,
-                percent(metric.get("value")),
-                "",
-                "",
-                "",
-                "",
-                str(metric.get("n")),
-            )
+            table.add_row(canonical, "canonical", key, _percent_value(metric.get("value")), "", "", "", "",
+                          str(metric.get("n")))  # fmt: skip
         for scramble_type, variant in entry["types"].items():
             for key, metric in variant["metrics"].items():
-                ci = metric.get("ci")
-                paired = str(metric.get("n_paired", metric.get("n")))
-                if metric.get("underpowered"):
-                    paired += f" {notes.mark(underpowered_note(metric['underpowered_below']))}"
-                table.add_row(
-                    canonical, scramble_type, key, percent(metric.get("value")), percent(metric.get("difference")),
-                    f"[{percent(ci[0])}, {percent(ci[1])}]" if ci else "",
-                    "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
-                    _rpg_cell(metric.get("relative_performance_gain") or {}, notes),
-                    paired,
-                )  # fmt: skip
+                table.add_row(canonical, scramble_type, key, *_variant_cells(metric, notes))
     print_table(out, table)
     out.print(
         "interval: Tango's score interval for 0/1 metrics, which excludes 0 exactly when the McNemar score "
@@ -509,3 +471,33 @@ def print_scrambled_tasks(document: Mapping[str, Any], out: Console) -> None:
     )
     for line in notes.lines():
         out.print(line, markup=False, highlight=False)
+
+
+def _percent_value(value: Any) -> str:
+    """A fraction in percent with one decimal; blank for None.
+
+    >>> _percent_value(0.1234), _percent_value(None)
+    ('12.3', '')
+    """
+    return "" if value is None else f"{100 * value:.1f}"
+
+
+def _variant_cells(metric: Mapping[str, Any], notes: Footnotes) -> list[str]:
+    """A variant's metric against the canonical task: its value, the paired difference and its interval,
+    McNemar's p, RPG and the paired count (marked where the comparison is underpowered)."""
+    # deferred: metrics.statistics imports numpy and the metric modules' `evaluate` (datasets), which the
+    # other commands that print here (run, build) do not load
+    from scrambled_bench.metrics.statistics import underpowered_note
+
+    ci = metric.get("ci")
+    paired = str(metric.get("n_paired", metric.get("n")))
+    if metric.get("underpowered"):
+        paired += f" {notes.mark(underpowered_note(metric['underpowered_below']))}"
+    return [
+        _percent_value(metric.get("value")),
+        _percent_value(metric.get("difference")),
+        f"[{_percent_value(ci[0])}, {_percent_value(ci[1])}]" if ci else "",
+        "" if metric.get("mcnemar_p") is None else f"{metric['mcnemar_p']:.3g}",
+        _rpg_cell(metric.get("relative_performance_gain") or {}, notes),
+        paired,
+    ]

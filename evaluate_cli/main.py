@@ -9,6 +9,8 @@
 - ``metrics_hub.py``: ``push-metrics`` (the metric modules as Hub Spaces)
 - ``probe.py``: ``probe`` (hidden-state probes per layer, Appendix A.3)
 - ``scramble.py``: ``scramble`` (any dataset's text columns, the paper's fine-tuning corpora)
+- ``listing.py``: ``list`` (scramble types, suites, tasks, harnesses, a ``scramble`` output's variants)
+- ``reference.py``: the documentation site's generated pages (no command)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
 (``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
@@ -29,7 +31,17 @@ import typer
 
 from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluate_cli import build, harnesses, metrics_hub, probe, report, run, score, scramble
+from scrambled_bench.evaluate_cli import (
+    build,
+    harnesses,
+    listing,
+    metrics_hub,
+    probe,
+    report,
+    run,
+    score,
+    scramble,
+)
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -59,6 +71,7 @@ app.command("dequantise")(harnesses.dequantise)
 app.command("push-metrics")(metrics_hub.push_metrics)
 app.command("probe")(probe.probe)
 app.command("scramble")(scramble.scramble)
+app.add_typer(listing.app, name="list")
 
 
 def _version_callback(value: bool) -> None:
@@ -80,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors become one line ``error: <message>`` on stderr and a non-zero exit.
 
     >>> main(["--version"])
-    scrambled-bench 1.0.0
+    scrambled-bench 1.1.0
     0
     """
     argv = report.expand_bare_paper(sys.argv[1:] if argv is None else argv)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from scrambled_bench.evaluate_cli.options import PrivateOption, option
+from scrambled_bench.metrics import spaces
 
 
 def push_metrics(
@@ -29,9 +30,7 @@ def push_metrics(
 
         scrambled-bench push-metrics --org my-org --private
     """
-    from scrambled_bench.metrics.spaces import push_metrics as push
-
-    for result in push(org, private=private):
+    for result in spaces.push_metrics(org, private=private):
         what = "uploaded" if result.uploaded else "unchanged, nothing uploaded"
         tagged = f"tagged {result.tag}" if result.tagged else f"tag {result.tag} already there"
         typer.echo(f"{result.url}: {what}; {tagged}")

@@ -75,7 +75,11 @@ PromptModeChoice = choices_enum("PromptModeChoice", list(PROMPT_MODES))
 FormatChoice = choices_enum("FormatChoice", ["markdown", "csv", "html"])
 ReaderChoice = choices_enum("ReaderChoice", list(READERS))
 
-TYPES_HELP = f"Scramble types, repeated or comma-separated: {known_type_names()}."
+TYPES_HELP = (
+    f"Scramble types, repeated or comma-separated: {known_type_names()}. Their definitions: "
+    "`scrambled-bench list types`, and with worked examples the documentation's Reference > Scramble types "
+    "page."
+)
 
 TypesOption = Annotated[list[str] | None, option("--types", TYPES_HELP, show_default=False)]
 SeedOption = Annotated[int, option("--seed", "Seed (same seed, same output).", min=0)]

@@ -13,6 +13,7 @@ import typer
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import open_unit_interval, option
+from scrambled_bench.names import split_names
 
 # kept in step with scrambled_bench.probing (data.DEFAULT_TYPES, run.DEFAULT_LIMIT_*); a test checks it, and
 # the CLI need not import the probing package (numpy, torch) to print its help
@@ -71,7 +72,8 @@ def probe(
 
       scrambled-bench probe --model HuggingFaceTB/SmolLM2-360M-Instruct --full --device cuda -b 32
     """
-    from scrambled_bench.names import split_names
+    # deferred: probing loads numpy and metrics.statistics (which imports `evaluate`: datasets, transformers,
+    # torch), seconds that `--help` does without
     from scrambled_bench.probing.probes import summarise
     from scrambled_bench.probing.run import RESULT_FILE, run_probe
 

@@ -58,7 +58,7 @@ def report(
     fmt: Annotated[FormatChoice, option("--format", "Table format; html is one self-contained page with figures and settings.")] = FormatChoice.markdown,
     output: Annotated[Path | None, option("--output", "Write the report to this file instead of stdout.")] = None,
     ci: Annotated[bool, option("--ci", "Show each score's interval beside it (Wilson for Acc, BCa bootstrap for ED, RR, RPG); each table notes their level and method.")] = False,
-    plot: Annotated[Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder.")] = None,
+    plot: Annotated[Path | None, option("--plot", "Also draw the paper's figures (PNG and SVG) into this folder; with --from, the variants' chart of each task.")] = None,
     paper: Annotated[str | None, option(PAPER_OPTION, "Add the paper's models as reference rows and series: alone, all nineteen; or a comma-separated selection, any case (gpt-4,llama-2-70b).", show_default=False)] = None,
     params: Annotated[list[str] | None, option("--params", "A run's parameter count for the size figure (135M, 7B): VALUE for one run, MODEL=VALUE for several (repeatable); else read from the model's files where the run recorded them.", show_default=False)] = None,
     compare: Annotated[bool, option("--compare", "Paired significance of every run against the first, on the samples they share.")] = False,
@@ -92,6 +92,8 @@ def report(
       scrambled-bench report runs/my-run --push my-org/scrambled-bench-results
 
       scrambled-bench report --from lm-eval lm-out --format html -o arc-scrambled.html
+
+      scrambled-bench report --from lm-eval lm-out --plot figures/
     """
     from scrambled_bench.probing.report import probe_runs
     from scrambled_bench.report.build import ReportOptions, build_report

@@ -312,6 +312,17 @@ class Harness(ABC):
         """Every task run logged under ``folder`` (at any depth), each with its run's identity; a one-line
         error for a missing folder or one without logs (naming :attr:`layout`)."""
 
+    def variant_names(self, task: str, types: Sequence[str]) -> list[str]:
+        """The names the harness runs the variants of canonical task ``task`` under (as ``scramble``'s
+        manifest names the task), one per type in order: ``<task>_<type>`` unless the harness names them
+        otherwise (``scrambled-bench list variants``).
+
+        >>> from scrambled_bench.integrations import get_harness
+        >>> get_harness("lm-eval").variant_names("arc_easy", ["kfl", "sub"])
+        ['arc_easy_kfl', 'arc_easy_sub']
+        """
+        return [f"{task}_{scramble_type}" for scramble_type in types]
+
     def metric_label(self, key: str) -> str:
         """A metric key as a reader reads it (``acc,none`` -> ``accuracy``)."""
         from scrambled_bench.integrations.labels import readable_metric

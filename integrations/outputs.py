@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,4 +109,59 @@ def manifest_head(request: ScrambleRequest, harness: str, tasks: Sequence[str]) 
     return dict(head)
 
 
-__all__ = ["manifest_head", "previous_types"]
+@dataclass(frozen=True)
+class OutputVariants:
+    """What a ``scramble`` output holds to run: for a harness task's output, the harness, its canonical tasks
+    and their variants by the names the harness runs them under; for a dataset's output (``harness`` None),
+    its configs (one per type or recipe) as ``variants``."""
+
+    folder: Path
+    harness: str | None
+    canonical: tuple[str, ...]
+    variants: tuple[str, ...]
+
+
+def output_variants(folder: Path) -> OutputVariants:
+    """The variants a ``scramble`` output in ``folder`` holds, read from its ``manifest.json``; a one-line
+    error where the folder is missing or not a ``scramble`` output.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> write_manifest(out, {"kind": MANIFEST_KIND, "version": "1", "outputs": {}, "harness": "lm-eval",
+    ...                      "tasks": ["arc_easy"], "types": ["kfl", "sub"]})
+    >>> output_variants(out).variants
+    ('arc_easy_kfl', 'arc_easy_sub')
+    >>> output_variants(out / "missing")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: ...missing: no such folder
+    """
+    from scrambled_bench.integrations.registry import get_harness
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScrambledBenchError(
+            f"{folder}: {'a file, not a folder' if folder.exists() else 'no such folder'}"
+        )
+    if not Manifest.exists(folder):
+        raise ScrambledBenchError(f"{folder} is not a `scrambled-bench scramble` output (no manifest.json)")
+    manifest = Manifest.read(folder).data  # one line where it is not a manifest this package writes
+    if manifest.get("kind") != MANIFEST_KIND:
+        raise ScrambledBenchError(
+            f"{folder} is not a `scrambled-bench scramble` output (its manifest.json is a build's: its configs "
+            "are the dataset's, `scrambled-bench build`)"
+        )
+    harness = manifest.get("harness")
+    if harness is None:
+        return OutputVariants(folder, None, (), tuple(manifest.get("configs") or ()))
+    tasks, types = manifest.get("tasks"), manifest.get("types")
+    if not tasks or not types:
+        raise ScrambledBenchError(
+            f"{folder}/manifest.json names no tasks and types (written by the harness {harness!r})"
+        )
+    named = get_harness(str(harness))
+    variants = [name for task in tasks for name in named.variant_names(str(task), [str(t) for t in types])]
+    return OutputVariants(folder, named.name, tuple(map(str, tasks)), tuple(variants))
+
+
+__all__ = ["OutputVariants", "manifest_head", "output_variants", "previous_types"]

@@ -95,6 +95,25 @@ def harness_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def described_harnesses() -> list[tuple[str, str, str, bool]]:
+    """Every registered harness as ``scrambled-bench list harnesses`` shows it: (name, title, how its tasks
+    are named after ``NAME:``, whether its library is installed), by name.
+
+    >>> [row[:3] for row in described_harnesses() if row[0] == "lm-eval"]
+    [('lm-eval', 'lm-evaluation-harness', 'TASK or GROUP')]
+    """
+    rows = []
+    for name in harness_names():
+        harness = _REGISTRY[name]
+        try:
+            harness.require()
+            installed = True
+        except ScrambledBenchError:
+            installed = False
+        rows.append((name, harness.title, harness.spec, installed))
+    return rows
+
+
 def _unknown(name: str) -> str:
     """The words of an unknown harness name: the closest registered one, and every registered one."""
     names = sorted(_REGISTRY)
@@ -174,4 +193,12 @@ def harness_of(source: str) -> tuple[Harness, str] | None:
     return harness, spec.strip()
 
 
-__all__ = ["ENTRY_POINT_GROUP", "get_harness", "harness_names", "harness_of", "register", "unregister"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "described_harnesses",
+    "get_harness",
+    "harness_names",
+    "harness_of",
+    "register",
+    "unregister",
+]

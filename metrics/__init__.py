@@ -4,11 +4,15 @@
 - ``relative_performance_gain/``: RPG of the scrambled question answering task (ScrQA), with accuracies.
 - ``edit_distance/``: mean, median and normalised character-level Levenshtein distance.
 
-Each folder ships inside the package as files, so :func:`load` runs the very same scripts a user gets from
-``evaluate.load("metrics/<name>")`` in a checkout or from the Hub: the CLI and a user's own
-``evaluate.load`` cannot disagree. Plain modules beside them: ``readers`` (model text to a letter or a
-sentence: the paper's reader and the careful one), ``score_files`` (``scrambled-bench score``) and
-``paper_reproduction`` (the paper's tables from the authors' outputs).
+Each folder ships inside the package (a sub-package, so that import-linter sees its modules), so :func:`load`
+runs the very same scripts a user gets from ``evaluate.load("metrics/<name>")`` in a checkout or from the
+Hub: the CLI and a user's own ``evaluate.load`` cannot disagree. What the scripts share lives once, in
+``shared`` (citation, input checks, edit distances, the interval functions); each folder carries a copy
+generated from it (``folders``: ``python scripts/sync_metric_folders.py``), as a folder must stand alone.
+Plain modules beside them: ``statistics`` (every paired comparison, on ``shared``'s intervals), ``readers``
+(model text to a letter or a sentence: the paper's reader and the careful one), ``score_files``
+(``scrambled-bench score``), ``paper_reproduction`` (the paper's tables from the authors' outputs) and
+``spaces`` (``scrambled-bench push-metrics``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ Two facts about the tables (see the developers' ``paper/README.md``), both encod
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,7 +25,7 @@ from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.io import read_json, read_jsonl
-from scrambled_bench.metrics import readers
+from scrambled_bench.metrics import loaded, readers
 
 #: Condition folder of the released outputs -> column key of tables.json.
 CONDITION_COLUMNS = {
@@ -48,6 +49,8 @@ DREAM_TEST_LINE_NOT_COUNTED = 192
 DREAM_CATEGORIES = {"a": "arithmetic", "c": "commonsense", "l": "logic", "m": "matching", "s": "summary"}
 #: The one DREAM dev question (dialogue, question number) that the ScrQA outputs do not hold.
 DREAM_DEV_QUESTION_LEFT_OUT = ("4-14", "3")
+#: The keys of Tables 7 (Acc) and 8 (RPG), DREAM by question category, in tables.json.
+DREAM_ACC_TABLE, DREAM_RPG_TABLE = "table7_scrqa_dream_by_category_acc", "table8_scrqa_dream_by_category_rpg"
 
 PACKAGED_TABLES = Path(__file__).resolve().parent / "paper_tables.json"
 
@@ -135,6 +138,22 @@ def _model_files(folder: Path) -> dict[str, Path]:
 
 def _percent(fraction: float) -> float:
     return 100.0 * fraction
+
+
+def _cell(
+    tables: dict,
+    table: str,
+    model: str,
+    metric: str,
+    column: str,
+    value: float,
+    samples: int,
+    keys: Sequence[str] | None = None,
+) -> Cell:
+    """The reproduced ``value`` beside the paper's number at ``tables[table][model][*keys]`` (``keys``: the
+    metric and the column by default)."""
+    paper, printed = _paper_value(tables, table, model, *(keys or (metric, column)))
+    return Cell(table, model, metric, column, value, paper, printed, samples)
 
 
 def _paper_value(tables: dict, table: str, model: str, *keys: str) -> tuple[float | None, str]:
@@ -229,8 +248,7 @@ def reproduce_recovery_table(
                 scrambled=[row["scrambled"] for row in rows],
             )
             for metric, value in (("ED", result["edit_distance"]), ("RR", _percent(result["recovery_rate"]))):
-                paper, printed = _paper_value(tables, table, model, metric, column)
-                cells.append(Cell(table, model, metric, column, value, paper, printed, len(rows)))
+                cells.append(_cell(tables, table, model, metric, column, value, len(rows)))
     return cells
 
 
@@ -311,11 +329,8 @@ def reproduce_qa_table(
             )
             counted_only = over_all
             if len(kept) != len(answers):
-                counted_only = gain.compute(
-                    predictions=[answers[i] for i in kept],
-                    references=[gold[i] for i in kept],
-                    original_predictions=[original[i] for i in kept],
-                    substituted_predictions=[substituted[i] for i in kept],
+                counted_only = _gain_over(
+                    gain, rows=kept, answers=answers, gold=gold, original=original, substituted=substituted
                 )
             for metric, value, samples in (
                 ("Acc", counted_only["accuracy"], len(kept)),
@@ -323,9 +338,7 @@ def reproduce_qa_table(
             ):
                 if value is None:
                     continue  # the formula divides by zero: no number to set beside the paper's
-                value = _percent(value)
-                paper, printed = _paper_value(tables, table, model, metric, column)
-                cells.append(Cell(table, model, metric, column, value, paper, printed, samples))
+                cells.append(_cell(tables, table, model, metric, column, _percent(value), samples))
     return cells
 
 
@@ -349,21 +362,16 @@ def reproduce_aqua_table(
                 scores = metric_loader("relative_performance_gain").compute(
                     predictions=read_answers(rows, "aqua"), references=[row["GT"] for row in rows]
                 )
-                value = _percent(scores["accuracy"])
-                model = table_model_name(stem, known)
-                paper, printed = _paper_value(
-                    tables, table, model, f"question_rs{question}", f"exemplars_rs{exemplars}"
-                )
                 cells.append(
-                    Cell(
+                    _cell(
+                        tables,
                         table,
-                        model,
+                        table_model_name(stem, known),
                         f"Acc question rs{question}",
                         f"exemplars rs{exemplars}",
-                        value,
-                        paper,
-                        printed,
+                        _percent(scores["accuracy"]),
                         len(rows),
+                        keys=(f"question_rs{question}", f"exemplars_rs{exemplars}"),
                     )
                 )
     return cells
@@ -445,52 +453,62 @@ def reproduce_dream_category_tables(
         return []
     categories = dream_row_categories(annotation_dir)
     gain = metric_loader("relative_performance_gain")
-    acc_table, rpg_table = "table7_scrqa_dream_by_category_acc", "table8_scrqa_dream_by_category_rpg"
     cells = []
     for stem, model, columns in _anchored_models(found, tables):
-        original, gold, counted = columns["original"]
-        substituted = columns["sub"][0]
-        if len(gold) != len(categories):
-            raise ScrambledBenchError(
-                f"DREAM outputs of {stem}: {len(gold)} rows, but the annotation files describe {len(categories)}"
-            )
-        groups = {"all": (list(range(len(gold))), [i for i, keep in enumerate(counted) if keep])}
-        for code, name in DREAM_CATEGORIES.items():
-            members = [i for i, codes in enumerate(categories) if code in codes]
-            groups[name] = (members, members)
-        for column in QA_COLUMNS:
-            if column not in columns:
-                continue
-            answers = columns[column][0]
-            for name, (rpg_rows, acc_rows) in groups.items():
-                acc_result = _gain_over(
-                    gain,
-                    rows=acc_rows,
-                    answers=answers,
-                    gold=gold,
-                    original=original,
-                    substituted=substituted,
-                )
-                rpg_result = (
-                    acc_result
-                    if rpg_rows is acc_rows
-                    else _gain_over(
-                        gain,
-                        rows=rpg_rows,
-                        answers=answers,
-                        gold=gold,
-                        original=original,
-                        substituted=substituted,
-                    )
-                )
-                for table, metric, value, samples in (
-                    (acc_table, "Acc", acc_result["accuracy"], len(acc_rows)),
-                    (rpg_table, "RPG", formula_gain(rpg_result), len(rpg_rows)),
-                ):
-                    if value is None:
-                        continue  # the formula divides by zero: no number to set beside the paper's
-                    paper, printed = _paper_value(tables, table, model, name, column)
-                    cells.append(Cell(table, model, name, column, _percent(value), paper, printed, samples))
+        groups = _dream_category_rows(stem, columns["original"], categories)
+        cells += _dream_category_cells(gain, tables, model, columns, groups)
+    return cells
+
+
+def _dream_category_rows(
+    stem: str, original: tuple[list[str], list[str], list[bool]], categories: Sequence[str]
+) -> dict[str, tuple[list[int], list[int]]]:
+    """Per row of Tables 7 and 8 ("all", then each category): the rows its RPG is over and the rows its Acc
+    is over. A category's are its rows for both; "all" is Table 6: every row for RPG, the counted ones
+    (without test line 192) for Acc. ``original`` is the model's original condition (answers, gold,
+    counted)."""
+    _, gold, counted = original
+    if len(gold) != len(categories):
+        raise ScrambledBenchError(
+            f"DREAM outputs of {stem}: {len(gold)} rows, but the annotation files describe {len(categories)}"
+        )
+    groups = {"all": (list(range(len(gold))), [i for i, keep in enumerate(counted) if keep])}
+    for code, name in DREAM_CATEGORIES.items():
+        members = [i for i, codes in enumerate(categories) if code in codes]
+        groups[name] = (members, members)
+    return groups
+
+
+def _dream_category_cells(
+    gain,
+    tables: dict,
+    model: str,
+    columns: dict[str, tuple[list[str], list[str], list[bool]]],
+    groups: dict[str, tuple[list[int], list[int]]],
+) -> list[Cell]:
+    """One model's cells of Tables 7 (Acc) and 8 (RPG): every condition column by every row of ``groups``
+    (:func:`_dream_category_rows`)."""
+    original, gold, _ = columns["original"]
+    substituted = columns["sub"][0]
+    cells = []
+    for column in QA_COLUMNS:
+        if column not in columns:
+            continue
+        answers = columns[column][0]
+        # the module on a subset of this column's rows (RPG's anchors subset alike)
+        over = functools.partial(
+            _gain_over, gain, answers=answers, gold=gold, original=original, substituted=substituted
+        )
+        for name, (rpg_rows, acc_rows) in groups.items():
+            acc_result = over(rows=acc_rows)
+            rpg_result = acc_result if rpg_rows is acc_rows else over(rows=rpg_rows)
+            for table, value, samples in (
+                (DREAM_ACC_TABLE, acc_result["accuracy"], len(acc_rows)),
+                (DREAM_RPG_TABLE, formula_gain(rpg_result), len(rpg_rows)),
+            ):
+                if value is None:
+                    continue  # the formula divides by zero: no number to set beside the paper's
+                cells.append(_cell(tables, table, model, name, column, _percent(value), samples))
     return cells
 
 
@@ -502,10 +520,8 @@ def load_tables(path: str | os.PathLike[str] | None = None) -> dict:
     return tables
 
 
-def _packaged_metric(name: str):
-    from scrambled_bench.metrics import loaded
-
-    return loaded(name)
+_packaged_metric = loaded
+"""The default ``metric_loader``: the packaged metric modules, each loaded once per process."""
 
 
 def reproduce(

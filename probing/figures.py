@@ -13,6 +13,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.plots import (
+    finish,
+    grid,
+    handles,
+    label_outer,
+    places,
+    save_png_and_svg,
+    shared_keys,
+    spare,
+    visible,
+)
 from scrambled_bench.probing.probes import ProbeResult
 
 FIGURE7 = "figure7"
@@ -42,6 +53,7 @@ def layer_differentials(values: list[float]) -> list[float]:
 
 
 def _pyplot() -> Any:
+    """pyplot, headless; imported on first use: matplotlib is heavy, and reading a probe draws nothing."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -51,8 +63,6 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, out_dir: Path, name: str) -> list[Path]:
-    from scrambled_bench.plots import save_png_and_svg
-
     written = save_png_and_svg(fig, out_dir, name)
     _pyplot().close(fig)
     return written
@@ -90,22 +100,12 @@ def plot_figure7(result: ProbeResult, out_dir: Path) -> list[Path]:
 
     Small multiples rather than the paper's one panel: seven bands drawn over each other hide one another,
     and a setting is read against Ori, which every panel repeats."""
-    from scrambled_bench.plots import (
-        finish,
-        grid,
-        handles,
-        label_outer,
-        places,
-        spare,
-        visible,
-    )
-
     _pyplot()
     layers = [layer.layer for layer in result.layers]
     reference = "original" if "original" in result.types and len(result.types) > 1 else None
     panels = [scramble_type for scramble_type in result.types if scramble_type != reference]
     rows, columns, cells = places(len(panels))
-    shared = [[0 if (r, c) in cells else None for c in range(columns)] for r in range(rows)]
+    shared = shared_keys(rows, columns, cells)
     fig, axes = grid(rows, columns, panel=(3.3, 2.8), share_x=shared, share_y=shared)
     colours = {scramble_type: f"C{index}" for index, scramble_type in enumerate(result.types)}
     for scramble_type, (r, c) in zip(panels, cells):

@@ -111,6 +111,7 @@ def fit_layer(
     >>> accuracy, bool(correct["x"].all()), converged
     (1.0, True, True)
     """
+    # deferred: scikit-learn is the optional `probe` extra, imported only where a probe is fitted
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
@@ -143,16 +144,16 @@ def fit_layer_torch(
     >>> rng = np.random.default_rng(0)
     >>> labels = np.arange(60) % 3
     >>> features = rng.normal(size=(60, 4)) + np.eye(3, 4)[labels] * 5
-    >>> accuracy, correct, converged = fit_layer_torch(LayerData(features, labels, {"x": (features, labels)}))
-    >>> accuracy, bool(correct["x"].all()), converged
-    (1.0, True, True)
+    >>> data = LayerData(features, labels, {"x": (features, labels)})
+    >>> (accuracy, correct, converged), by_sklearn = fit_layer_torch(data), fit_layer(data)
+    >>> accuracy, bool(correct["x"].all()), converged, accuracy == by_sklearn[0]
+    (1.0, True, True, True)
     """
-    import torch
+    import torch  # deferred: torch is the optional `local` extra, which the sklearn fitter does without
 
     train = torch.as_tensor(np.asarray(data.train_features, dtype=np.float32), device=device)
     labels = torch.as_tensor(np.asarray(data.train_labels), device=device, dtype=torch.long)
     classes = torch.unique(labels)
-    targets = torch.searchsorted(classes, labels)
     mean = train.mean(dim=0)
     scale = train.std(dim=0, unbiased=False)
     scale = torch.where(scale == 0, torch.ones_like(scale), scale)  # as StandardScaler does
@@ -160,10 +161,34 @@ def fit_layer_torch(
     def standardise(values: Any) -> Any:
         return (values - mean) / scale
 
-    x = standardise(train)
+    weights, bias, converged = _minimise_torch(
+        standardise(train), torch.searchsorted(classes, labels), len(classes), C=C, max_iter=max_iter
+    )
+
+    def predict(values: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            features = torch.as_tensor(np.asarray(values, dtype=np.float32), device=device)
+            chosen = (standardise(features) @ weights + bias).argmax(dim=1)
+            return classes[chosen].cpu().numpy()
+
+    train_accuracy = float(np.mean(predict(data.train_features) == np.asarray(data.train_labels)))
+    correct = {
+        name: predict(features) == np.asarray(labels_) for name, (features, labels_) in data.eval_sets.items()
+    }
+    return train_accuracy, correct, converged
+
+
+def _minimise_torch(
+    x: Any, targets: Any, n_classes: int, *, C: float, max_iter: int
+) -> tuple[Any, Any, bool]:
+    """``(weights, bias, converged)`` minimising scikit-learn's multinomial objective on the standardised
+    ``x`` (torch, on its device) and the class indices ``targets``, by L-BFGS with a strong-Wolfe line
+    search; converged where the largest gradient entry where it stopped is within the tolerance."""
+    import torch  # deferred: torch is the optional `local` extra, which the sklearn fitter does without
+
     n, width = x.shape
-    weights = torch.zeros((width, len(classes)), device=device, requires_grad=True)
-    bias = torch.zeros(len(classes), device=device, requires_grad=True)
+    weights = torch.zeros((width, n_classes), device=x.device, requires_grad=True)
+    bias = torch.zeros(n_classes, device=x.device, requires_grad=True)
     penalty = 1.0 / (2.0 * C * n)
     optimizer = torch.optim.LBFGS(
         [weights, bias],
@@ -186,19 +211,7 @@ def fit_layer_torch(
         optimizer.step(objective)
         objective()  # the gradient where it stopped: converged is what LBFGS itself stops on
     gradient = torch.cat([weights.grad.flatten(), bias.grad.flatten()])
-    converged = bool(gradient.abs().max() <= TORCH_GRADIENT_TOLERANCE)
-
-    def predict(values: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            features = torch.as_tensor(np.asarray(values, dtype=np.float32), device=device)
-            chosen = (standardise(features) @ weights + bias).argmax(dim=1)
-            return classes[chosen].cpu().numpy()
-
-    train_accuracy = float(np.mean(predict(data.train_features) == np.asarray(data.train_labels)))
-    correct = {
-        name: predict(features) == np.asarray(labels_) for name, (features, labels_) in data.eval_sets.items()
-    }
-    return train_accuracy, correct, converged
+    return weights, bias, bool(gradient.abs().max() <= TORCH_GRADIENT_TOLERANCE)
 
 
 def score_of(correct: np.ndarray, *, confidence_level: float) -> Score:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.io import read_json
 from scrambled_bench.probing.figures import FIGURE7, FIGURE8, plot_figure7, plot_figure8, type_label
 from scrambled_bench.probing.probes import ProbeResult
 from scrambled_bench.tables import ReportTable
@@ -32,8 +33,6 @@ def load_probe(run_dir: str | Path) -> ProbeResult | None:
     >>> load_probe(tempfile.mkdtemp()) is None
     True
     """
-    from scrambled_bench.io import read_json
-
     path = Path(run_dir)
     if path.is_dir():
         path = path / RESULT_FILE

@@ -24,14 +24,27 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
+from scrambled_bench import __version__
+from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.settings import model_slug
-from scrambled_bench.io import atomic_write_text, lock_folder
+from scrambled_bench.io import atomic_write_text, lock_folder, read_json
 from scrambled_bench.probing.data import (
     EVAL_SPLITS,
     N_CLASSES,
@@ -65,9 +78,12 @@ from scrambled_bench.probing.probes import (
     INTERVAL_METHOD,
     TORCH_GRADIENT_TOLERANCE,
     LayerData,
+    LayerResult,
     ProbeResult,
     fit_probes,
 )
+from scrambled_bench.probing.report import plot_probe
+from scrambled_bench.quiet import quiet_libraries
 
 #: the CPU-sized defaults: questions per setting (a few minutes for SmolLM2-135M on 2 cores)
 DEFAULT_LIMIT_TRAIN = 24
@@ -111,8 +127,6 @@ def default_probe_dir(model_name: str, seed: int, root: Path = DEFAULT_RUNS) -> 
 
 def read_probe_config(run_dir: Path) -> dict[str, Any] | None:
     """``probe_config.json`` of a run folder, ``None`` where there is none."""
-    from scrambled_bench.io import read_json
-
     path = run_dir / CONFIG_FILE
     if not path.is_file():
         return None
@@ -166,10 +180,6 @@ def locked(run_dir: Path) -> Iterator[None]:
 
 def versions() -> dict[str, str]:
     """The versions that can change a probe without changing a setting."""
-    from importlib import metadata
-
-    from scrambled_bench import __version__
-
     found = {"scrambled-bench": __version__, "python": platform.python_version()}
     for name in ("torch", "transformers", "scikit-learn", "numpy", "safetensors"):
         try:
@@ -262,8 +272,6 @@ class _Progress:
         self._progress: Any = None
         self._task: Any = None
         if enabled:
-            from rich.console import Console
-
             self.console = Console(stderr=True, soft_wrap=True)
 
     def say(self, message: str) -> None:
@@ -275,15 +283,6 @@ class _Progress:
         if not self.enabled or total == 0:
             yield lambda samples, tokens: None
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -329,6 +328,35 @@ def _check_options(
         raise ScrambledBenchError(f"--confidence-level must be between 0 and 1, got {confidence_level}")
 
 
+@dataclass(frozen=True)
+class ProbeSettings:
+    """The settings of one probe that its run folder records (``last_settings``) and ``probe.json`` repeats."""
+
+    types: tuple[str, ...]
+    limit_train: int | None
+    limit_eval: int | None
+    layers: Sequence[int] | None
+    """Layer numbers, or None for every layer."""
+    batch_size: int
+    device: str
+    fitter: str
+    seed: int
+    confidence_level: float
+
+    def record(self) -> dict[str, Any]:
+        """The settings as ``probe.json`` records them (the types are recorded beside them)."""
+        return {
+            "limit_train": self.limit_train,
+            "limit_eval": self.limit_eval,
+            "layers": "all" if self.layers is None else list(self.layers),
+            "batch_size": self.batch_size,
+            "device": self.device,
+            "fitter": self.fitter,
+            "seed": self.seed,
+            "confidence_level": self.confidence_level,
+        }
+
+
 def run_probe(
     model: str | None = None,
     *,
@@ -362,152 +390,177 @@ def run_probe(
     ``sklearn`` (CPU), ``torch`` (on the model's device) or ``auto`` (torch where that is a GPU). Without
     ``progress``, transformers' and the Hub's progress bars and warnings are silenced too.
     """
-    from scrambled_bench.quiet import quiet_libraries
-
     _check_probe_dependencies()
-    chosen_types = parse_types(types)
-    layer_spec = parse_layers(layers)
+    settings = ProbeSettings(
+        types=parse_types(types), limit_train=limit_train, limit_eval=limit_eval,
+        layers=parse_layers(layers), batch_size=batch_size, device=device, fitter=fitter, seed=seed,
+        confidence_level=confidence_level,
+    )  # fmt: skip
     _check_options(limit_train, limit_eval, batch_size, device, confidence_level, fitter)
     with quiet_libraries(not progress):
-        return _run_probe(
-            model, chosen_types, limit_train, limit_eval, layer_spec, batch_size, device, run_dir,
-            source_dir, seed, confidence_level, runs_root, progress, fitter,
-        )  # fmt: skip
+        probe = _Probe(settings, _Progress(progress))
+        probe.load(model, run_dir, runs_root)
+        probe.read_questions(source_dir)
+        return probe.run()
 
 
-def _run_probe(
-    model: str | None,
-    chosen_types: tuple[str, ...],
-    limit_train: int | None,
-    limit_eval: int | None,
-    layer_spec: Sequence[int] | None,
-    batch_size: int,
-    device: str,
-    run_dir: str | os.PathLike[str] | None,
-    source_dir: str | os.PathLike[str] | None,
-    seed: int,
-    confidence_level: float,
-    runs_root: str | os.PathLike[str],
-    progress: bool,
-    fitter: str,
-) -> ProbeResult:
-    started = time.perf_counter()
-    report = _Progress(progress)
+class _Probe:
+    """One probe, step by step: :meth:`load` the model into a checked run folder, :meth:`read_questions`,
+    then :meth:`run` (held in the folder): write the config, extract what the cache lacks, fit a probe per
+    layer, write ``probe.json`` and the figures. The steps share the model, the folder and the questions on
+    ``self``, and each records when it ended (``probe.json``'s timing)."""
 
-    source = model or default_model_source()
-    identity = feature_identity(model_display_name(source), seed)
-    folder = (
-        Path(run_dir) if run_dir is not None else default_probe_dir(identity["model"], seed, Path(runs_root))
-    )
-    check_run_folder(folder, identity)
+    def __init__(self, settings: ProbeSettings, report: _Progress):
+        self.settings = settings
+        self.report = report
+        self.started = time.perf_counter()
+        self.clock: dict[str, float] = {}
 
-    report.say(f"loading {identity['model']} with transformers")
-    loaded = load_model(source, device)
-    check_run_folder(folder, identity, loaded.fingerprint)
-    probed_layers = check_layers(layer_spec, loaded.n_states)
-    fit_with = fitter if fitter != "auto" else ("torch" if loaded.device.startswith("cuda") else "sklearn")
-    fit_device = loaded.device if fit_with == "torch" else "cpu"
-    loaded_at = time.perf_counter()
+    def load(
+        self, model: str | None, run_dir: str | os.PathLike[str] | None, runs_root: str | os.PathLike[str]
+    ) -> None:
+        """Name the run folder and refuse one of other features before the model is loaded, then again
+        with its fingerprint; the layers probed and the fitter follow from the model."""
+        source = model or default_model_source()
+        self.identity = feature_identity(model_display_name(source), self.settings.seed)
+        self.folder = (
+            Path(run_dir)
+            if run_dir is not None
+            else default_probe_dir(self.identity["model"], self.settings.seed, Path(runs_root))
+        )
+        check_run_folder(self.folder, self.identity)
+        self.report.say(f"loading {self.identity['model']} with transformers")
+        self.loaded = load_model(source, self.settings.device)
+        check_run_folder(self.folder, self.identity, self.loaded.fingerprint)
+        self.layers = check_layers(self.settings.layers, self.loaded.n_states)
+        self.fitter, self.fit_device = fitter_for(self.settings.fitter, self.loaded.device)
+        self.clock["loaded"] = time.perf_counter()
 
-    from scrambled_bench.builder.sources.fetch import SourceReader, resolve_source_dir
+    def read_questions(self, source_dir: str | os.PathLike[str] | None) -> None:
+        """The DREAM questions of both sides, chosen class-balanced within their limits."""
+        self.reader = SourceReader(
+            mirror=resolve_source_dir(Path(source_dir) if source_dir is not None else None)
+        )
+        seed = self.settings.seed
+        self.train = select_questions(
+            read_questions(self.reader, TRAIN_SPLITS), self.settings.limit_train, seed
+        )
+        self.evaluation = select_questions(
+            read_questions(self.reader, EVAL_SPLITS), self.settings.limit_eval, seed
+        )
 
-    reader = SourceReader(mirror=resolve_source_dir(Path(source_dir) if source_dir is not None else None))
-    train = select_questions(read_questions(reader, TRAIN_SPLITS), limit_train, seed)
-    evaluation = select_questions(read_questions(reader, EVAL_SPLITS), limit_eval, seed)
-    settings = {
-        "limit_train": limit_train,
-        "limit_eval": limit_eval,
-        "layers": "all" if layer_spec is None else list(layer_spec),
-        "batch_size": batch_size,
-        "device": device,
-        "fitter": fitter,
-        "seed": seed,
-        "confidence_level": confidence_level,
-    }
+    def run(self) -> ProbeResult:
+        """Hold the run folder for the steps that write into it; the result, written."""
+        with locked(self.folder):
+            # checked again: another probe may have just begun the folder
+            check_run_folder(self.folder, self.identity, self.loaded.fingerprint)
+            self.write_config()
+            cache = FeatureCache(self.folder / FEATURES_DIR)
+            stats = self.extract(cache)
+            self.clock["extracted"] = time.perf_counter()
+            layer_results = self.fit(cache)
+            self.clock["fitted"] = time.perf_counter()
+            result = ProbeResult(
+                model=self.loaded.name,
+                types=self.settings.types,
+                layers=layer_results,
+                chance=1.0 / N_CLASSES,
+                info=self.result_info(stats),
+            )
+            result.info["timing"]["total_seconds"] = round(time.perf_counter() - self.started, 2)
+            _write_result(self.folder, result)
+        return result
 
-    with locked(folder):
-        check_run_folder(folder, identity, loaded.fingerprint)  # again: another probe may have just begun it
+    def write_config(self) -> None:
+        """``probe_config.json``: what the features are, where they came from, and these settings."""
         config = {
             "kind": "scrambled-bench probe config",
-            "identity": identity,
-            "model": loaded.describe(),
-            "data": {"mirror": str(reader.mirror) if reader.mirror else None, "sha256": dict(reader.hashes)},
+            "identity": self.identity,
+            "model": self.loaded.describe(),
+            "data": {
+                "mirror": str(self.reader.mirror) if self.reader.mirror else None,
+                "sha256": dict(self.reader.hashes),
+            },
             "versions": versions(),
-            "last_settings": {**settings, "types": list(chosen_types)},
+            "last_settings": {**self.settings.record(), "types": list(self.settings.types)},
         }
-        atomic_write_text(folder / CONFIG_FILE, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
-        cache = FeatureCache(folder / FEATURES_DIR)
-        jobs = extraction_jobs(cache, chosen_types, [*train, *evaluation], seed)
+        atomic_write_text(self.folder / CONFIG_FILE, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+    def extract(self, cache: FeatureCache) -> ExtractionStats:
+        """The hidden states of every prompt no shard holds yet, with a progress bar."""
+        types, batch_size = self.settings.types, self.settings.batch_size
+        jobs = extraction_jobs(cache, types, [*self.train, *self.evaluation], self.settings.seed)
         to_compute = sum(len(job.ids) for job in jobs)
-        wanted = len(chosen_types) * (len(train) + len(evaluation))
-        report.say(
-            f"run folder: {folder} (features of {wanted - to_compute} of {wanted} prompts cached, "
-            f"{to_compute} to compute on {loaded.device}, batch {batch_size})"
+        wanted = len(types) * (len(self.train) + len(self.evaluation))
+        self.report.say(
+            f"run folder: {self.folder} (features of {wanted - to_compute} of {wanted} prompts cached, "
+            f"{to_compute} to compute on {self.loaded.device}, batch {batch_size})"
         )
-        with report.bar("hidden states", to_compute) as advance:
-            stats = (
-                extract_features(loaded, cache, jobs, batch_size=batch_size, on_batch=advance)
-                if jobs
-                else ExtractionStats()
-            )
-        extracted_at = time.perf_counter()
+        with self.report.bar("hidden states", to_compute) as advance:
+            if not jobs:
+                return ExtractionStats()
+            return extract_features(self.loaded, cache, jobs, batch_size=batch_size, on_batch=advance)
 
-        report.say(
-            f"fitting {len(probed_layers)} layer probe(s) on {len(train) * len(chosen_types)} samples "
-            f"({fit_with} on {fit_device})"
+    def fit(self, cache: FeatureCache) -> list[LayerResult]:
+        """A probe per probed layer, each layer's features read from the cache while it is fitted."""
+        types = self.settings.types
+        self.report.say(
+            f"fitting {len(self.layers)} layer probe(s) on {len(self.train) * len(types)} samples "
+            f"({self.fitter} on {self.fit_device})"
         )
-        layer_results = fit_probes(
-            probed_layers,
-            layer_data_loader(cache, chosen_types, train, evaluation),
-            seed=seed,
-            confidence_level=confidence_level,
-            fitter=fit_with,
-            device=fit_device,
+        return fit_probes(
+            self.layers,
+            layer_data_loader(cache, types, self.train, self.evaluation),
+            seed=self.settings.seed,
+            confidence_level=self.settings.confidence_level,
+            fitter=self.fitter,
+            device=self.fit_device,
         )
-        fitted_at = time.perf_counter()
-        result = ProbeResult(
-            model=loaded.name,
-            types=chosen_types,
-            layers=layer_results,
-            chance=1.0 / N_CLASSES,
-            info=_result_info(
-                folder, loaded, train, evaluation, chosen_types, settings, stats,
-                fitted_by=(fit_with, fit_device),
-                timing={
-                    "load_seconds": round(loaded_at - started, 2),
-                    "extract_seconds": round(extracted_at - loaded_at, 2),
-                    "fit_seconds": round(fitted_at - extracted_at, 2),
-                },
-            ),
-        )  # fmt: skip
-        result.info["timing"]["total_seconds"] = round(time.perf_counter() - started, 2)
-        _write_result(folder, result)
-    return result
+
+    def result_info(self, stats: ExtractionStats) -> dict[str, Any]:
+        """What ``probe.json`` records beside the accuracies: the task, the data, the probe, the extraction,
+        the settings, the timing and the versions."""
+        clock = self.clock
+        return {
+            "run_dir": str(self.folder),
+            "task": "DREAM multiple choice (A/B/C) predicted from the last prompt token's hidden state",
+            "metric": "accuracy as a fraction of the evaluation questions, per setting; chance = 1/3",
+            "model_fingerprint": self.loaded.fingerprint,
+            "hidden_states": self.loaded.n_states,
+            "hidden_size": self.loaded.hidden_size,
+            "template": PROMPT_TEMPLATE,
+            "scrambled": SCRAMBLED_FIELD,
+            **questions_info(self.train, self.evaluation, self.settings.types),
+            "probe": probe_info(self.fitter, self.fit_device, self.settings.seed),
+            "interval": {"method": INTERVAL_METHOD, "confidence_level": self.settings.confidence_level},
+            "settings": self.settings.record(),
+            "extraction": extraction_info(stats, self.loaded),
+            "timing": {
+                "load_seconds": round(clock["loaded"] - self.started, 2),
+                "extract_seconds": round(clock["extracted"] - clock["loaded"], 2),
+                "fit_seconds": round(clock["fitted"] - clock["extracted"], 2),
+            },
+            "versions": versions(),
+        }
 
 
-def _result_info(
-    run_dir: Path,
-    loaded: LoadedModel,
-    train: Sequence[ProbeQuestion],
-    evaluation: Sequence[ProbeQuestion],
-    types: Sequence[str],
-    settings: dict[str, Any],
-    stats: ExtractionStats,
-    *,
-    fitted_by: tuple[str, str],
-    timing: dict[str, float],
+def fitter_for(fitter: str, model_device: str) -> tuple[str, str]:
+    """The fitter and the device it fits on: ``auto`` is torch where the model is on a GPU (the features
+    are there), scikit-learn on the CPU otherwise.
+
+    >>> fitter_for("auto", "cuda:0"), fitter_for("auto", "cpu"), fitter_for("sklearn", "cuda:0")
+    (('torch', 'cuda:0'), ('sklearn', 'cpu'), ('sklearn', 'cpu'))
+    """
+    chosen = fitter if fitter != "auto" else ("torch" if model_device.startswith("cuda") else "sklearn")
+    return chosen, model_device if chosen == "torch" else "cpu"
+
+
+def questions_info(
+    train: Sequence[ProbeQuestion], evaluation: Sequence[ProbeQuestion], types: Sequence[str]
 ) -> dict[str, Any]:
-    fitter, fit_device = fitted_by
+    """``probe.json``'s ``train`` and ``eval``: the splits and how many questions each side holds."""
     eval_splits = sorted({q.split for q in evaluation})
     return {
-        "run_dir": str(run_dir),
-        "task": "DREAM multiple choice (A/B/C) predicted from the last prompt token's hidden state",
-        "metric": "accuracy as a fraction of the evaluation questions, per setting; chance = 1/3",
-        "model_fingerprint": loaded.fingerprint,
-        "hidden_states": loaded.n_states,
-        "hidden_size": loaded.hidden_size,
-        "template": PROMPT_TEMPLATE,
-        "scrambled": SCRAMBLED_FIELD,
         "train": {
             "splits": list(TRAIN_SPLITS),
             "questions_per_type": len(train),
@@ -519,45 +572,50 @@ def _result_info(
             "questions_per_type": len(evaluation),
             "per_split": {split: sum(q.split == split for q in evaluation) for split in eval_splits},
         },
-        "probe": {
-            **(
-                {
-                    "classifier": "sklearn.linear_model.LogisticRegression",
-                    "random_state": settings["seed"],
-                    "standardisation": "sklearn StandardScaler fitted on the training mixture only",
-                }
-                if fitter == "sklearn"
-                else {
-                    "classifier": "multinomial logistic regression in torch (LBFGS, strong Wolfe), "
-                    "sklearn's objective",
-                    "gradient_tolerance": TORCH_GRADIENT_TOLERANCE,
-                    "standardisation": "training mixture's mean and population deviation only",
-                }
-            ),
-            "fitter": fitter,
-            "fit_device": fit_device,
-            "C": DEFAULT_C,
-            "max_iter": DEFAULT_MAX_ITER,
-            "feature": "last non-padding token, every hidden state (0 = embeddings), cached as float16",
-        },
-        "interval": {"method": INTERVAL_METHOD, "confidence_level": settings["confidence_level"]},
-        "settings": settings,
-        "extraction": {
-            "computed_samples": stats.samples,
-            "computed_tokens": stats.tokens,
-            "truncated_prompts": stats.truncated,
-            "samples_per_second": round(stats.samples / stats.seconds, 2) if stats.seconds else None,
-            "device": loaded.device,
-            "dtype": loaded.dtype,
-        },
-        "timing": timing,
-        "versions": versions(),
+    }
+
+
+def probe_info(fitter: str, fit_device: str, seed: int) -> dict[str, Any]:
+    """``probe.json``'s ``probe``: the classifier as ``fitter`` fits it, and what it reads.
+
+    >>> probe_info("torch", "cuda:0", 0)["classifier"]
+    "multinomial logistic regression in torch (LBFGS, strong Wolfe), sklearn's objective"
+    """
+    if fitter == "sklearn":
+        classifier = {
+            "classifier": "sklearn.linear_model.LogisticRegression",
+            "random_state": seed,
+            "standardisation": "sklearn StandardScaler fitted on the training mixture only",
+        }
+    else:
+        classifier = {
+            "classifier": "multinomial logistic regression in torch (LBFGS, strong Wolfe), sklearn's objective",
+            "gradient_tolerance": TORCH_GRADIENT_TOLERANCE,
+            "standardisation": "training mixture's mean and population deviation only",
+        }
+    return {
+        **classifier,
+        "fitter": fitter,
+        "fit_device": fit_device,
+        "C": DEFAULT_C,
+        "max_iter": DEFAULT_MAX_ITER,
+        "feature": "last non-padding token, every hidden state (0 = embeddings), cached as float16",
+    }
+
+
+def extraction_info(stats: ExtractionStats, loaded: LoadedModel) -> dict[str, Any]:
+    """``probe.json``'s ``extraction``: what this run computed (the cache held the rest), and where."""
+    return {
+        "computed_samples": stats.samples,
+        "computed_tokens": stats.tokens,
+        "truncated_prompts": stats.truncated,
+        "samples_per_second": round(stats.samples / stats.seconds, 2) if stats.seconds else None,
+        "device": loaded.device,
+        "dtype": loaded.dtype,
     }
 
 
 def _write_result(folder: Path, result: ProbeResult) -> None:
-    from scrambled_bench.probing.report import plot_probe
-
     atomic_write_text(
         folder / RESULT_FILE,
         json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n",

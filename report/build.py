@@ -13,6 +13,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.hub import check_repo_id
+from scrambled_bench.io import atomic_write_text
+from scrambled_bench.report.figures import plot_figures, svg_figures
+from scrambled_bench.report.hub import push_to_hub, refuse_incomplete
+from scrambled_bench.report.hub_eval import push_model_card_results
+from scrambled_bench.report.paper import select_paper_models
+from scrambled_bench.report.params import run_parameters
+from scrambled_bench.report.render import RENDERERS, render_html
+from scrambled_bench.report.runs import Run, check_same_build, label_runs, load_runs, reread, run_details
+from scrambled_bench.report.tables import build_tables
 from scrambled_bench.tables import ReportTable
 
 
@@ -72,9 +82,26 @@ class ReportOptions:
         return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples, "seed": self.seed}
 
     @property
+    def interval_flags(self) -> list[str]:
+        """The interval options given, as the command spells them.
+
+        >>> ReportOptions(n_resamples=100, seed=1).interval_flags
+        ['--n-resamples', '--seed']
+        """
+        return [
+            f"--{name.replace('_', '-')}"
+            for name, value in self.interval_settings.items()
+            if value is not None
+        ]
+
+    @property
     def shows_intervals(self) -> bool:
         """Whether the output shows each run's own intervals (which the interval settings then recompute)."""
         return self.ci or self.plot is not None or self.fmt == "html"
+
+    @property
+    def draws_figures(self) -> bool:
+        return self.plot is not None or self.fmt == "html"
 
 
 def build_report(
@@ -96,14 +123,21 @@ def build_report(
     ...
     scrambled_bench.errors.ScrambledBenchError: --n-resamples set(s) the intervals that --ci, --compare, --plot and --format html show; add one of them
     """
-    from scrambled_bench.hub import check_repo_id
-    from scrambled_bench.report.hub import refuse_incomplete
-    from scrambled_bench.report.paper import select_paper_models
-    from scrambled_bench.report.runs import check_same_build, label_runs, load_runs, reread
-
     if options.from_harness is not None:
         _report_harness_folder([*paths, *(other.folder for other in others)], options, emit, notify)
         return
+    references = _check_request(paths, others, options)
+    loaded = _load(paths, options, notify)
+    sizes = _sizes(loaded, options)
+    _deliver(_report_text(loaded, others, options, references, sizes, notify), options, emit, notify)
+    if options.plot is not None:
+        for path in _plot(loaded, others, options, references, sizes, notify):
+            notify(f"wrote {path}")
+    _publish(loaded, options, notify)
+
+
+def _check_request(paths: Sequence[Path], others: Sequence[OtherRun], options: ReportOptions) -> list:
+    """Refuse what cannot be asked of run folders, before any is read; the paper's models asked for."""
     for flag, given in (
         ("--allow-unknown-endpoint", options.allow_unknown_endpoint),
         ("--allow-zero-loglikelihood", options.allow_zero_loglikelihood),
@@ -118,8 +152,7 @@ def build_report(
         if value is not None:
             check_repo_id(value, flag)
     references = select_paper_models(options.paper)
-    intervals = options.interval_settings
-    given = [f"--{name.replace('_', '-')}" for name, value in intervals.items() if value is not None]
+    given = options.interval_flags
     if given and not (options.shows_intervals or options.compare):
         raise ScrambledBenchError(
             f"{', '.join(given)} set(s) the intervals that --ci, --compare, --plot and --format html show; "
@@ -134,6 +167,12 @@ def build_report(
                 f"made by `{other.made_by}` ({other.folder}): report it without them, or rerun "
                 f"`{other.made_by}` with them"
             )
+    return references
+
+
+def _load(paths: Sequence[Path], options: ReportOptions, notify: Callable[[str], None]) -> list[Run]:
+    """The run folders read (those without results left out, each told to ``notify``), re-read where asked,
+    labelled and checked to come from one build; a publication refuses a run left out or incomplete."""
     loaded, left_out = load_runs(paths)
     for value, flag in ((options.push, "--push"), (options.model_card_results, "--model-card-results")):
         if value is not None:  # before anything is computed or sent
@@ -144,33 +183,49 @@ def build_report(
             refuse_incomplete(loaded, flag, allow_incomplete=options.allow_incomplete)
     for reason in left_out:  # one line each; the others are reported
         notify(f"left out {reason}")
-    if options.reader is not None or (given and options.shows_intervals):
+    if options.reader is not None or (options.interval_flags and options.shows_intervals):
         # the stored outputs read again: with another reader, or every interval at the asked level
-        loaded = [reread(run, options.reader, intervals=intervals) for run in loaded]
+        loaded = [reread(run, options.reader, intervals=options.interval_settings) for run in loaded]
     loaded = label_runs(loaded)
     check_same_build(loaded)
-    draws_figures = options.plot is not None or options.fmt == "html"
-    if options.params and not draws_figures:
-        raise ScrambledBenchError("--params places runs in the size figure: add --plot DIR or --format html")
-    sizes = _sizes(loaded, options) if draws_figures else None
+    return loaded
 
-    text = _report_text(loaded, others, options, references, sizes, notify)
+
+def _sizes(loaded: list[Run], options: ReportOptions) -> Any:
+    """The runs' parameter counts where a figure places them (None where none is drawn)."""
+    if not options.draws_figures:
+        if options.params:
+            raise ScrambledBenchError(
+                "--params places runs in the size figure: add --plot DIR or --format html"
+            )
+        return None
+    return run_parameters(loaded, list(options.params))
+
+
+def _deliver(
+    text: str, options: ReportOptions, emit: Callable[[str], None], notify: Callable[[str], None]
+) -> None:
+    """The report's text to ``options.output`` (atomically, told to ``notify``), else to ``emit``."""
     if options.output is not None:
-        from scrambled_bench.io import atomic_write_text
-
         atomic_write_text(options.output, text)
         notify(f"wrote {options.output}")
     else:
         emit(text)
-    if options.plot is not None:
-        for path in _plot(loaded, others, options, references, sizes, notify):
-            notify(f"wrote {path}")
-    _publish(loaded, options, notify)
+
+
+def _compare_settings(options: ReportOptions) -> Any:
+    """The comparison's settings: those given, the defaults for the others."""
+    # deferred: metrics.statistics loads numpy and the metric modules' `evaluate`; only --compare and
+    # --from HARNESS DIR need it
+    from scrambled_bench.metrics.statistics import CompareSettings
+
+    return CompareSettings(
+        **{name: value for name, value in options.interval_settings.items() if value is not None}
+    )
 
 
 RUN_ONLY_OPTIONS = {
     "paper": "--paper",
-    "plot": "--plot",
     "compare": "--compare",
     "push": "--push",
     "model_card_results": "--model-card-results",
@@ -179,16 +234,19 @@ RUN_ONLY_OPTIONS = {
     "ci": "--ci",
     "allow_incomplete": "--allow-incomplete",
 }
-"""Options about run folders, refused beside a harness's folder (whose tables always show their intervals)."""
+"""Options about run folders, refused beside a harness's folder (whose tables always show their intervals;
+``--plot`` draws its charts)."""
 
 
 def _report_harness_folder(
     paths: Sequence[Path], options: ReportOptions, emit: Callable[[str], None], notify: Callable[[str], None]
 ) -> None:
     """``--from HARNESS DIR``: the variants' paired tables and, in HTML, their chart and logged instances,
-    canonical beside scrambled, under a title naming the model and the harness."""
+    canonical beside scrambled, under a title naming the model and the harness; with ``--plot`` the charts as
+    PNG and SVG files too."""
+    # deferred: the variants' pairing loads metrics.statistics (numpy and the metric modules' `evaluate`),
+    # which a report of run folders does without
     from scrambled_bench.integrations.pairing import unknown_endpoint_note
-    from scrambled_bench.report.render import RENDERERS, render_html
     from scrambled_bench.report.variants import variants_report
 
     harness, folder = options.from_harness  # type: ignore[misc]
@@ -200,13 +258,10 @@ def _report_harness_folder(
     for name, option in RUN_ONLY_OPTIONS.items():
         if getattr(options, name) not in (None, False):
             raise ScrambledBenchError(f"{option} applies to run folders, not to {flag}")
-    confidence_level = options.confidence_level if options.confidence_level is not None else 0.95
     report = variants_report(
         harness,
         Path(folder),
-        confidence_level=confidence_level,
-        n_resamples=options.n_resamples if options.n_resamples is not None else 1000,
-        seed=options.seed if options.seed is not None else 0,
+        _compare_settings(options),
         allow_unknown_endpoint=options.allow_unknown_endpoint,
         allow_zero_loglikelihood=options.allow_zero_loglikelihood,
     )
@@ -214,27 +269,14 @@ def _report_harness_folder(
         notify(unknown_endpoint_note(report.unknown_endpoints))
     for warning in report.warnings:
         notify(warning)
-    if options.fmt == "html":
-        text = render_html(
-            report.tables,
-            figures=report.figures,
-            instances=report.instances,
-            runs=report.runs,
-            title=report.title,
-        )
-    else:
-        text = RENDERERS[options.fmt](report.tables)
-    if options.output is not None:
-        from scrambled_bench.io import atomic_write_text
-
-        atomic_write_text(options.output, text)
-        notify(f"wrote {options.output}")
-    else:
-        emit(text)
+    _deliver(report.render(options.fmt), options, emit, notify)
+    if options.plot is not None:
+        for path in report.plot(options.plot):
+            notify(f"wrote {path}")
 
 
 def _report_text(
-    loaded: list,
+    loaded: list[Run],
     others: Sequence[OtherRun],
     options: ReportOptions,
     references: list,
@@ -242,10 +284,6 @@ def _report_text(
     notify: Callable[[str], None] = _to_stderr,
 ) -> str:
     """The tables (with the comparison), rendered in the asked format; html adds the figures and settings."""
-    from scrambled_bench.report.render import RENDERERS, render_html
-    from scrambled_bench.report.runs import run_details
-    from scrambled_bench.report.tables import build_tables
-
     comparison = _comparison(loaded, options) if options.compare else []
     tables = build_tables(loaded, ci=options.ci, paper=references) if loaded else []
     tables += [other.table(ci=options.ci) for other in others]
@@ -253,8 +291,6 @@ def _report_text(
         raise ScrambledBenchError("the runs hold no scored config to report")
     if options.fmt != "html":
         return RENDERERS[options.fmt]([*tables, *comparison])
-    from scrambled_bench.report.figures import svg_figures
-
     figures = (
         [
             (one.name, one.caption, svg)
@@ -272,14 +308,8 @@ def _report_text(
     )
 
 
-def _sizes(loaded: list, options: ReportOptions) -> Any:
-    from scrambled_bench.report.params import run_parameters
-
-    return run_parameters(loaded, list(options.params))
-
-
 def _plot(
-    loaded: list,
+    loaded: list[Run],
     others: Sequence[OtherRun],
     options: ReportOptions,
     references: list,
@@ -288,8 +318,6 @@ def _plot(
 ) -> list[Path]:
     """The figures as PNG and SVG files under ``options.plot``; the paths written (a figure not drawn is
     told to ``notify``, with why)."""
-    from scrambled_bench.report.figures import plot_figures
-
     assert options.plot is not None
     written = (
         plot_figures(loaded, options.plot, paper=references, sizes=sizes, notify=notify) if loaded else []
@@ -299,12 +327,10 @@ def _plot(
     return written
 
 
-def _publish(loaded: list, options: ReportOptions, notify: Callable[[str], None]) -> None:
+def _publish(loaded: list[Run], options: ReportOptions, notify: Callable[[str], None]) -> None:
     """``--push`` (a leaderboard dataset) and ``--model-card-results`` (a model's evaluation results)."""
     source_url = None
     if options.push is not None:
-        from scrambled_bench.report.hub import push_to_hub
-
         url = push_to_hub(loaded, options.push, private=options.private)
         source_url = f"https://huggingface.co/datasets/{options.push}"
         notify(
@@ -313,8 +339,6 @@ def _publish(loaded: list, options: ReportOptions, notify: Callable[[str], None]
             else f"{options.push} already holds these runs: nothing pushed"
         )
     if options.model_card_results is not None:
-        from scrambled_bench.report.hub_eval import push_model_card_results
-
         files, url = push_model_card_results(
             loaded, options.model_card_results, benchmark=options.benchmark, source_url=source_url
         )
@@ -326,15 +350,12 @@ def _publish(loaded: list, options: ReportOptions, notify: Callable[[str], None]
         )
 
 
-def _comparison(runs: list, options: ReportOptions) -> list:
-    from scrambled_bench.report.compare import CompareSettings, compare_runs, comparison_tables
+def _comparison(runs: list[Run], options: ReportOptions) -> list:
+    """``--compare``: each run paired with the first, as tables."""
+    # deferred: the paired statistics load numpy and the metric modules' `evaluate`, for --compare only
+    from scrambled_bench.report.compare import compare_runs, comparison_tables
 
-    given = {
-        "n_resamples": options.n_resamples,
-        "confidence_level": options.confidence_level,
-        "seed": options.seed,
-    }
-    settings = CompareSettings(**{name: value for name, value in given.items() if value is not None})
+    settings = _compare_settings(options)
     return comparison_tables(compare_runs(runs, settings), settings)
 
 

@@ -39,8 +39,11 @@ from typing import Any
 import numpy as np
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.results import SCORES_FILE
+from scrambled_bench.evaluation.store import SAMPLES_FILE, parse_lines
 from scrambled_bench.evaluation.tasks import TaskConfig, get_task
 from scrambled_bench.evaluation.tasks.base import ACCURACY, ED, RPG, RR, Metric
+from scrambled_bench.io import read_jsonl
 from scrambled_bench.metrics.statistics import (
     MCNEMAR_SCORE,
     PERCENTILE,
@@ -59,7 +62,6 @@ from scrambled_bench.report.marks import level_label
 from scrambled_bench.report.runs import Run, setting_in_force
 from scrambled_bench.tables import Footnotes, ReportTable
 
-SAMPLES_FILE = "samples.jsonl"
 MCNEMAR = MCNEMAR_SCORE
 WILCOXON = "Wilcoxon signed-rank"
 
@@ -101,6 +103,7 @@ class PairComparison:
     baseline: Run
     other: Run
     rows: list[MetricComparison] = field(default_factory=list)
+    """A comparison per (config, metric) both runs scored."""
     partial: list[str] = field(default_factory=list)
     """Configs compared on fewer samples than either run has (why, in words)."""
 
@@ -130,8 +133,6 @@ def load_samples(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
     >>> sample["correct"], len(sample["prompt_sha"])
     (True, 64)
     """
-    from scrambled_bench.evaluation.store import parse_lines
-
     path = run.path / SAMPLES_FILE
     if not path.is_file():
         raise ScrambledBenchError(f"{run.path}: no {SAMPLES_FILE}, which --compare pairs samples by")
@@ -152,9 +153,6 @@ def load_samples(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
 def _config_records(run: Run, records: Sequence[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """(config, record) for every sample each config rests on: from scores.jsonl where the run wrote it
     (a record two configs sent with identical prompts counts for both), else each record's own config."""
-    from scrambled_bench.evaluation.results import SCORES_FILE
-    from scrambled_bench.io import read_jsonl
-
     usable = [record for record in records if {"task", "config", "id"} <= set(record)]
     scores_path = run.path / SCORES_FILE
     if not scores_path.is_file():
@@ -438,65 +436,49 @@ def comparison_tables(pairs: Sequence[PairComparison], settings: CompareSettings
     >>> comparison_tables([], CompareSettings())
     []
     """
-    level = level_label(settings.confidence_level)
-    tables = []
-    for number, pair in enumerate(pairs, start=1):
-        notes = Footnotes()
-        table = ReportTable(
-            f"compare-{number}",
-            f"Paired comparison: {pair.other.label} minus {pair.baseline.label} (baseline)",
-            [
-                "config",
-                "metric",
-                "n shared",
-                pair.baseline.label,
-                pair.other.label,
-                "difference",
-                f"{level} paired CI",
-                "test",
-                "p",
-                "p (BH)",
-                "MDD",
-            ],
-        )
-        for row in pair.rows:
-            shared = f"{row.n_shared}"
-            if row.n_shared < max(row.n_baseline, row.n_other):
-                shared += f" of {row.n_baseline}/{row.n_other}"
-            if row.underpowered:
-                shared += f" {notes.mark(underpowered_note(row.underpowered_below, settings))}"
-            baseline, other = _number(row.baseline), _number(row.other)
-            if row.wilson_baseline:
-                baseline += f" {_interval(row.wilson_baseline)}"
-                other += f" {_interval(row.wilson_other)}"
-            test = row.test or ""
-            if row.note:
-                test = f"{test} {notes.mark(row.note)}".strip()
-            table.rows.append(
-                [
-                    row.config,
-                    row.metric.label,
-                    shared,
-                    baseline,
-                    other,
-                    _number(row.difference),
-                    _interval(row.interval) + _percentile_mark(row, notes),
-                    test,
-                    _p(row.p_value),
-                    _p(row.p_adjusted),
-                    _number(row.mdd),
-                ]
-            )
-        table.notes.extend(notes.lines())
-        table.notes.extend(_method_notes(pair, settings))
-        table.caption = (
-            f"Difference = {pair.other.label} minus {pair.baseline.label}, on the samples both answered with "
-            "the same prompt"
-            + (f"; compared on the intersection: {'; '.join(pair.partial)}" if pair.partial else "")
-            + "."
-        )
-        tables.append(table)
-    return tables
+    return [_pair_table(number, pair, settings) for number, pair in enumerate(pairs, start=1)]
+
+
+def _pair_table(number: int, pair: PairComparison, settings: CompareSettings) -> ReportTable:
+    """The ``number``-th pair's table: its rows, their footnotes, the method notes and the caption."""
+    notes = Footnotes()
+    table = ReportTable(
+        f"compare-{number}",
+        f"Paired comparison: {pair.other.label} minus {pair.baseline.label} (baseline)",
+        ["config", "metric", "n shared", pair.baseline.label, pair.other.label, "difference",
+         f"{level_label(settings.confidence_level)} paired CI", "test", "p", "p (BH)", "MDD"],
+    )  # fmt: skip
+    table.rows = [_comparison_row(row, settings, notes) for row in pair.rows]
+    table.notes.extend(notes.lines())
+    table.notes.extend(_method_notes(pair, settings))
+    table.caption = (
+        f"Difference = {pair.other.label} minus {pair.baseline.label}, on the samples both answered with "
+        "the same prompt"
+        + (f"; compared on the intersection: {'; '.join(pair.partial)}" if pair.partial else "")
+        + "."
+    )
+    return table
+
+
+def _comparison_row(row: MetricComparison, settings: CompareSettings, notes: Footnotes) -> list[str]:
+    """One (config, metric) of a pair: the samples shared (marked where underpowered), each run's value
+    (with its Wilson interval for Acc), the difference with its interval, the test and its p values, and
+    the minimum detectable difference."""
+    shared = f"{row.n_shared}"
+    if row.n_shared < max(row.n_baseline, row.n_other):
+        shared += f" of {row.n_baseline}/{row.n_other}"
+    if row.underpowered:
+        shared += f" {notes.mark(underpowered_note(row.underpowered_below, settings))}"
+    baseline, other = _number(row.baseline), _number(row.other)
+    if row.wilson_baseline:
+        baseline += f" {_interval(row.wilson_baseline)}"
+        other += f" {_interval(row.wilson_other)}"
+    test = row.test or ""
+    if row.note:
+        test = f"{test} {notes.mark(row.note)}".strip()
+    interval = _interval(row.interval) + _percentile_mark(row, notes)
+    return [row.config, row.metric.label, shared, baseline, other, _number(row.difference), interval, test,
+            _p(row.p_value), _p(row.p_adjusted), _number(row.mdd)]  # fmt: skip
 
 
 def _percentile_mark(row: MetricComparison, notes: Footnotes) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.results import (
     FRACTION,
     failed_requests,
@@ -61,8 +62,6 @@ def refuse_incomplete(runs: Sequence[Run], flag: str, *, allow_incomplete: bool)
     ...
     scrambled_bench.errors.ScrambledBenchError: --push: runs/a is incomplete (c: 1 of 2 requests scored: 1 failed after their retries); rerun its `run` command to complete it, or add --allow-incomplete to publish it marked as incomplete
     """
-    from scrambled_bench.errors import ScrambledBenchError
-
     if allow_incomplete:
         return
     for run in runs:
@@ -145,6 +144,7 @@ def results_card(runs: Sequence[Run], repo_id: str) -> str:
     >>> print(results_card([], "org/results").splitlines()[1])
     configs:
     """
+    # deferred: huggingface_hub is heavy; only a publication needs it
     from huggingface_hub import DatasetCard, DatasetCardData
 
     data = DatasetCardData(
@@ -186,6 +186,7 @@ def push_to_hub(runs: Sequence[Run], repo_id: str, *, private: bool = False, api
     ...
     scrambled_bench.errors.ScrambledBenchError: --push: expected a Hub repository id ORG/NAME, got 'not a repo'
     """
+    # deferred: huggingface_hub is heavy; only a publication needs it
     from huggingface_hub import CommitOperationAdd, HfApi
 
     check_repo_id(repo_id, "--push")

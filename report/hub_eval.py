@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import yaml
 from pydantic import Field
 
 from scrambled_bench.errors import ScrambledBenchError
@@ -29,7 +30,7 @@ from scrambled_bench.evaluation.hub_benchmark import (
     hub_task_id,
 )
 from scrambled_bench.evaluation.results import PERCENT, incompleteness, scores_in
-from scrambled_bench.evaluation.tasks import TaskConfig
+from scrambled_bench.evaluation.tasks import TaskConfig, get_task
 from scrambled_bench.hub import check_repo_id, hub_error, is_repo_id
 from scrambled_bench.report.runs import Run, run_fingerprint
 
@@ -124,8 +125,6 @@ def model_eval_results(
     >>> [(e["dataset"]["task_id"], e["value"]) for e in model_eval_results(run, "org/scrambled_bench")]
     [('scrqa-dream-rs50', 81.5)]
     """
-    from scrambled_bench.evaluation.tasks import get_task
-
     entries = []
     for entry in scores_in(run.results, PERCENT)["configs"].values():
         task = get_task(entry["task"])
@@ -196,7 +195,7 @@ def push_model_card_results(
     ...
     scrambled_bench.errors.ScrambledBenchError: --model-card-results: expected a Hub repository id ORG/NAME, got 'model'
     """
-    import yaml
+    # deferred: huggingface_hub is heavy; only a publication needs it
     from huggingface_hub import CommitOperationAdd, HfApi
 
     check_repo_id(repo_id, "--model-card-results")

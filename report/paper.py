@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import metrics
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.prompts import EXEMPLAR_RATES
+from scrambled_bench.io import read_json
 
 PAPER_CITATION = "Cao et al. (2023)"
 ALL_MODELS = "all"
@@ -37,8 +40,6 @@ PAPER_READER = "paper"
 
 
 def _metrics_file(name: str) -> Path:
-    from scrambled_bench import metrics
-
     return Path(metrics.__file__).resolve().parent / name
 
 
@@ -67,8 +68,6 @@ def paper_models() -> tuple[PaperModel, ...]:
     >>> len(paper_models()), paper_models()[0].name
     (19, 'GPT-4')
     """
-    from scrambled_bench.io import read_json
-
     document = read_json(_metrics_file("paper_models.json"))
     return tuple(PaperModel(m["name"], m["family"], m["parameters"]) for m in document["models"])
 
@@ -80,8 +79,6 @@ def paper_tables() -> dict[str, Any]:
     >>> paper_tables()["table5_scrqa_realtimeqa_zeroshot"]["GPT-4"]["Acc"]["original"]
     97.69
     """
-    from scrambled_bench.io import read_json
-
     return read_json(_metrics_file("paper_tables.json"))
 
 
@@ -189,8 +186,6 @@ def exemplar_keys(scramble_type: str, exemplar_rate: int) -> tuple[str, str] | N
     >>> exemplar_keys("original", 20), exemplar_keys("rs100", 0), exemplar_keys("kfl", 0)
     (('question_rs0', 'exemplars_rs20'), ('question_rs100', 'exemplars_rs0'), None)
     """
-    from scrambled_bench.evaluation.prompts import EXEMPLAR_RATES
-
     question_rate = {name: rate for rate, name in EXEMPLAR_RATES.items()}.get(scramble_type)
     if question_rate is None:
         return None
@@ -204,8 +199,6 @@ def exemplar_cells(table: str | None, model: PaperModel) -> dict[tuple[str, int]
     >>> cells[("original", 0)], len(cells)
     (PaperCell(value=66.93), 16)
     """
-    from scrambled_bench.evaluation.prompts import EXEMPLAR_RATES
-
     cells = {}
     for scramble_type in EXEMPLAR_RATES.values():
         for rate in EXEMPLAR_RATES:

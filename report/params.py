@@ -98,7 +98,7 @@ def _gguf_parameters(path: Path) -> int | None:
     """The elements of every tensor a GGUF file holds (its header only is read); None without the ``gguf``
     package (the ``local`` extra)."""
     try:
-        import gguf
+        import gguf  # deferred and optional: the `local` extra's GGUF reader
     except ImportError:
         return None
     return sum(int(tensor.n_elements) for tensor in gguf.GGUFReader(path).tensors)
@@ -106,7 +106,7 @@ def _gguf_parameters(path: Path) -> int | None:
 
 def _safetensors_parameters(folder: Path) -> int | None:
     """The elements of every tensor in a folder's ``*.safetensors`` files (headers only); None without any."""
-    from safetensors import safe_open
+    from safetensors import safe_open  # deferred: read only for a folder of weights
 
     files = sorted(folder.glob("*.safetensors"))
     if not files:

@@ -6,12 +6,9 @@ import csv
 import html
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from scrambled_bench.report.instances import InstancePair, render_instances
 from scrambled_bench.tables import ReportTable
-
-if TYPE_CHECKING:
-    from scrambled_bench.report.variants import InstancePair
 
 
 def render_markdown(tables: Sequence[ReportTable]) -> str:
@@ -149,8 +146,6 @@ def render_html(
             body += f"<section class='run'><h3>{html.escape(label)}</h3><table class='settings'>{rows}</table></section>"
         sections.append(("runs", "Runs: settings and fingerprints", body))
     if instances:
-        from scrambled_bench.report.variants import render_instances
-
         sections.append(
             ("instances", "Logged instances: canonical and scrambled", render_instances(instances))
         )

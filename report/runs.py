@@ -4,6 +4,8 @@ fingerprint and details, and the labels that tell runs apart."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,12 @@ from scrambled_bench.evaluation.results import (
     RESULTS_FILE,
     RESULTS_SCHEMA,
     SCORES_FILE,
+    rescore,
     scores_in,
 )
+from scrambled_bench.evaluation.store import SAMPLES_FILE, endpoint_text, parse_lines
+from scrambled_bench.io import read_json, read_jsonl
+from scrambled_bench.metrics.readers import get_reader
 from scrambled_bench.report.marks import stored_intervals
 from scrambled_bench.report.paper import run_reader
 
@@ -64,8 +70,6 @@ class Run:
 
 def load_run(path: Path) -> Run:
     """Read a run folder (or its results.json) with one-line errors for what is missing or corrupt."""
-    from scrambled_bench.io import read_json
-
     path = Path(path)
     folder = path.parent if path.name == RESULTS_FILE else path
     results_path = folder / RESULTS_FILE
@@ -138,11 +142,6 @@ def reread(run: Run, reader: str | None = None, *, intervals: Mapping[str, Any] 
     as stored); the run itself where neither changes anything.
 
     Needs the run folder's samples.jsonl and scores.jsonl; a one-line error names what is missing."""
-    from scrambled_bench.evaluation.results import rescore
-    from scrambled_bench.evaluation.store import SAMPLES_FILE, parse_lines
-    from scrambled_bench.io import read_jsonl
-    from scrambled_bench.metrics.readers import get_reader
-
     current = run.results.get("reader", "careful")
     reader = reader or current
     get_reader(reader)
@@ -205,9 +204,6 @@ def run_fingerprint(run: Run) -> str:
     >>> run_fingerprint(a) == run_fingerprint(b), len(run_fingerprint(a))
     (True, 16)
     """
-    import hashlib
-    import json
-
     fingerprint = {
         k: v for k, v in (run.config.get("fingerprint") or {}).items() if k != "reply_fingerprints"
     }
@@ -230,9 +226,6 @@ def run_details(run: Run) -> list[tuple[str, str]]:
     >>> details["model"], details["settings.seed"]
     ('m', '0')
     """
-    import json
-
-    from scrambled_bench.evaluation.store import endpoint_text
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -277,7 +270,6 @@ def settings_in_force(run: Run) -> dict[str, str]:
     >>> settings_in_force(run)
     {'limit': "8 (the quick suite's default)", 'model': 'm.gguf (the default)', 'seed': '0', 'revision': 'not given'}
     """
-    import json
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

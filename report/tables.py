@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scrambled_bench.builder.scrambler import type_order
-from scrambled_bench.evaluation.tasks import TASKS, Task
+from scrambled_bench.evaluation.tasks import TASKS, Metric, Task
+from scrambled_bench.evaluation.tasks.base import ACCURACY, RPG
 from scrambled_bench.metrics.chance import chance_note
 from scrambled_bench.report.marks import (
     incomplete_caption,
@@ -243,60 +244,60 @@ def _category_tables(
 ) -> list[ReportTable]:
     """Per question category: Acc over every type (cf. Table 7), RPG over all but the lower anchor (Table 8),
     which is RPG's zero by definition. The paper's rows add its "all" category."""
-    from scrambled_bench.evaluation.tasks.base import ACCURACY, RPG
-
     lower_anchor = task.anchors[-1] if task.anchors else None
     gained = [t for t in types if t != lower_anchor]
-    accuracy = ReportTable(f"{dataset}-categories-acc", view.accuracy_title, ["model", "category", *types])
-    gain = ReportTable(f"{dataset}-categories-rpg", view.gain_title, ["model", "category", *gained])
-    accuracy_notes, gain_notes = Footnotes(), Footnotes()
-    with_categories = []
+    with_categories = [(run, entries) for run, entries in per_run if _categories_of(entries)]
+    tables = [
+        _category_table(
+            ReportTable(f"{dataset}-categories-acc", view.accuracy_title, ["model", "category", *types]),
+            ACCURACY, types, with_categories, view.accuracy_paper_table, ci=ci, paper=paper,
+        ),
+        _category_table(
+            ReportTable(f"{dataset}-categories-rpg", view.gain_title, ["model", "category", *gained]),
+            RPG, gained, with_categories, view.gain_paper_table, ci=ci, paper=paper,
+        ),
+    ]  # fmt: skip
+    return [table for table in tables if table.rows]
+
+
+def _categories_of(entries: Mapping[str, Any]) -> list[str]:
+    """The question categories a run's entries (of one task and dataset) score, sorted."""
+    return sorted({c for e in entries.values() for c in (e.get("categories") or {})})
+
+
+def _category_table(
+    table: ReportTable,
+    metric: Metric,
+    types: Sequence[str],
+    per_run: Sequence[tuple[Run, dict[str, Any]]],
+    paper_table: str | None,
+    *,
+    ci: bool,
+    paper: Sequence[PaperModel],
+) -> ReportTable:
+    """``table`` filled: a row per run and question category with ``metric`` per scramble type, then (where
+    runs have rows) the paper's models' rows, with the footnotes and the caption."""
+    notes = Footnotes()
     for run, entries in per_run:
-        categories = sorted({c for e in entries.values() for c in (e.get("categories") or {})})
-        if categories:
-            with_categories.append((run, entries))
-        for category in categories:
+        for category in _categories_of(entries):
             items = {t: (entries.get(t, {}).get("categories") or {}).get(category) for t in types}
-            accuracy.rows.append(
-                [
-                    run.label,
-                    category,
-                    *[
-                        score_cell(items[t] and items[t][ACCURACY.key], ACCURACY.label, accuracy_notes, ci=ci)
-                        + (incomplete_mark(entries.get(t), accuracy_notes) if items[t] else "")
-                        for t in types
-                    ],
-                ]
-            )
-            gain.rows.append(
-                [
-                    run.label,
-                    category,
-                    *[
-                        score_cell(items[t] and items[t].get(RPG.key), RPG.label, gain_notes, ci=ci)
-                        + (incomplete_mark(entries.get(t), gain_notes) if items[t] else "")
-                        for t in gained
-                    ],
-                ]
-            )
-    for table, notes, paper_table, columns in (
-        (accuracy, accuracy_notes, view.accuracy_paper_table, types),
-        (gain, gain_notes, view.gain_paper_table, gained),
-    ):
-        references = models_in(paper_table, paper) if table.rows else []
-        for model in references:
-            for category in paper_keys(paper_table, model):
-                cells = [_paper_text(paper_cell(paper_table, model, category, t)) for t in columns]
-                table.rows.append([model.label, category, *cells])
-        table.notes.extend(notes.lines())
-        if references:
-            _with_paper(
-                table, paper_table, [(run, list(entries.values())) for run, entries in with_categories]
-            )
-        _add_caption(
-            table, incomplete_caption([(run, list(entries.values())) for run, entries in with_categories])
-        )
-    return [table for table in (accuracy, gain) if table.rows]
+            cells = [
+                score_cell(items[t] and items[t].get(metric.key), metric.label, notes, ci=ci)
+                + (incomplete_mark(entries.get(t), notes) if items[t] else "")
+                for t in types
+            ]
+            table.rows.append([run.label, category, *cells])
+    references = models_in(paper_table, paper) if table.rows else []
+    for model in references:
+        for category in paper_keys(paper_table, model):
+            cells = [_paper_text(paper_cell(paper_table, model, category, t)) for t in types]
+            table.rows.append([model.label, category, *cells])
+    table.notes.extend(notes.lines())
+    runs = [(run, list(entries.values())) for run, entries in per_run]
+    if references:
+        _with_paper(table, paper_table, runs)
+    _add_caption(table, incomplete_caption(runs))
+    return table
 
 
 def _exemplars_table(

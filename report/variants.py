@@ -20,8 +20,6 @@ The page's title names the model and the harness; its settings section, each run
 
 from __future__ import annotations
 
-import difflib
-import html
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +27,26 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.integrations import get_harness
+from scrambled_bench.integrations.base import read_logs_checked
+from scrambled_bench.integrations.pairing import compare_logged
 from scrambled_bench.metrics.chance import chance_note
-from scrambled_bench.metrics.statistics import underpowered_note
+from scrambled_bench.metrics.statistics import DEFAULT_SETTINGS, CompareSettings, underpowered_note
+from scrambled_bench.plots import (
+    finish,
+    grid,
+    places,
+    save_png_and_svg,
+    shared_keys,
+    spare,
+    svg_text,
+    visible,
+)
+from scrambled_bench.report.instances import InstancePair, changed_words, render_instances
+from scrambled_bench.report.render import RENDERERS, render_html
 from scrambled_bench.tables import Footnotes, ReportTable
 
 INSTANCES_PER_TYPE = 3
-WORD = re.compile(r"\S+|\s+")
 PP = "percentage points"
 COLUMNS = [
     "type",
@@ -49,45 +61,6 @@ COLUMNS = [
     "n unpaired",
 ]
 
-Segments = tuple[tuple[str, bool], ...]
-"""A text as pieces, each marked whether it changed."""
-
-
-def changed_words(original: str, scrambled: str) -> Segments:
-    """The scrambled text as pieces, each marked whether it differs from the original's. Scrambling changes
-    letters within words, so where both texts have the same words and spaces in the same places, word
-    compares with word by position; otherwise (a prompt whose words were added or dropped) ``difflib``
-    aligns the words, so an inserted or dropped word does not shift the rest.
-
-    >>> changed_words("The quick brown fox", "The qucik bworn fox")
-    (('The ', False), ('qucik', True), (' ', False), ('bworn', True), (' fox', False))
-    >>> changed_words("aab aba", "aba aab")
-    (('aba', True), (' ', False), ('aab', True))
-    >>> changed_words("a b c", "a x b c")
-    (('a ', False), ('x', True), (' b c', False))
-    """
-    before, after = WORD.findall(original), WORD.findall(scrambled)
-    pieces: list[tuple[str, bool]] = []
-
-    def add(token: str, changed: bool) -> None:
-        if pieces and pieces[-1][1] == changed:
-            pieces[-1] = (pieces[-1][0] + token, changed)
-        else:
-            pieces.append((token, changed))
-
-    same_layout = len(before) == len(after) and all(
-        a.isspace() == b.isspace() and (not a.isspace() or a == b) for a, b in zip(before, after)
-    )
-    if same_layout:
-        for token, other in zip(after, before):
-            add(token, not token.isspace() and token != other)
-        return tuple(pieces)
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for tag, _, _, start, end in matcher.get_opcodes():
-        for token in after[start:end]:
-            add(token, tag != "equal" and not token.isspace())
-    return tuple(pieces)
-
 
 def numeric_order(doc_id: Hashable) -> tuple[int, int, str]:
     """A sort key putting document ids in numeric order where they are numbers (``2`` before ``10``), the
@@ -98,23 +71,6 @@ def numeric_order(doc_id: Hashable) -> tuple[int, int, str]:
     """
     text = str(doc_id)
     return (0, int(text), "") if text.isdigit() else (1, 0, text)
-
-
-@dataclass(frozen=True)
-class InstancePair:
-    """One logged document of a variant beside the canonical task's: the prompts (the scrambled one as
-    :func:`changed_words` pieces), the choices (each scrambled choice likewise), and each run's output and
-    scores."""
-
-    task: str
-    scramble_type: str
-    doc_id: Any
-    original: str | None
-    segments: Segments | None
-    original_choices: tuple[str, ...] | None = None
-    choices: tuple[Segments, ...] | None = None
-    outputs: tuple[str | None, str | None] = (None, None)
-    scores: tuple[Mapping[str, float], Mapping[str, float]] = ({}, {})
 
 
 @dataclass(frozen=True)
@@ -131,6 +87,25 @@ class VariantsReport:
     """The tasks paired whose logs do not tell their endpoint (accepted by ``--allow-unknown-endpoint``)."""
     warnings: list[str] = field(default_factory=list)
     """One line per task whose log-likelihoods of exactly 0.0 were accepted (``--allow-zero-loglikelihood``)."""
+    section: Mapping[str, Any] = field(default_factory=dict)
+    """The paired ``scrambled_tasks`` section the tables and charts are made from."""
+    label: Any = str
+    """The harness's readable metric names (:meth:`~scrambled_bench.integrations.base.Harness.metric_label`)."""
+    subtitle: str = ""
+    """The models and the harness, as the charts' titles name them."""
+
+    def plot(self, out_dir: Path) -> list[Path]:
+        """The charts as PNG and SVG files in ``out_dir`` (``report --from HARNESS DIR --plot OUT_DIR``)."""
+        return plot_variant_figures(self.section, self.label, self.subtitle, out_dir)
+
+    def render(self, fmt: str) -> str:
+        """The report in ``fmt``: the tables (``markdown``, ``csv``), or one ``html`` page under its title
+        with the charts, the logged instances and each run's identity."""
+        if fmt != "html":
+            return RENDERERS[fmt](self.tables)
+        return render_html(
+            self.tables, figures=self.figures, instances=self.instances, runs=self.runs, title=self.title
+        )
 
 
 def _is_fraction(metric: Mapping[str, Any]) -> bool:
@@ -167,61 +142,21 @@ def variant_tables(
     >>> table.notes[1].startswith("[2] underpowered: fewer than 54 paired samples")
     True
     """
-    level = f"{confidence_level:.0%}"
     tables = []
     for canonical, entry in section.items():
         notes = Footnotes()
-        methods: set[str] = set()
-        rows = []
-        for key, metric in entry["metrics"].items():
-            scale = 100.0 if _is_fraction(metric) else 1.0
-            name = label(key) or key
-            if scale == 1.0:
-                name += " " + notes.mark(f"{label(key) or key}: not a fraction; shown in its own units")
-            rows.append(
-                ["canonical", name, _number(metric.get("value"), scale), _interval(metric.get("interval"), scale),
-                 "", "", "", "", str(metric.get("n") or ""), ""]
-            )  # fmt: skip
-        for scramble_type, variant in entry["types"].items():
-            for key, metric in variant["metrics"].items():
-                scale = 100.0 if _is_fraction(metric) else 1.0
-                name = label(key) or key
-                if scale == 1.0:
-                    name += " " + notes.mark(f"{label(key) or key}: not a fraction; shown in its own units")
-                if metric.get("method"):
-                    methods.add(str(metric["method"]))
-                if metric.get("note"):
-                    name += " " + notes.mark(f"{label(key) or key}: {metric['note']}")
-                gain = metric.get("relative_performance_gain") or {}
-                if gain.get("value") is not None:
-                    rpg = _number(gain["value"], 100.0)
-                    near_chance = chance_note(gain, scale=100, unit="%")
-                    if near_chance:
-                        rpg += " " + notes.mark(near_chance)
-                elif gain.get("undefined"):
-                    rpg = "undefined " + notes.mark(f"RPG undefined: {gain['undefined']}")
-                else:
-                    rpg = ""
-                p_value = metric.get("mcnemar_p")
-                paired = str(metric.get("n_paired", ""))
-                if metric.get("underpowered"):
-                    paired += " " + notes.mark(underpowered_note(metric["underpowered_below"]))
-                rows.append(
-                    [scramble_type, name, _number(metric.get("value"), scale), _interval(metric.get("interval"), scale),
-                     _number(metric.get("difference"), scale), _interval(metric.get("ci"), scale),
-                     "" if p_value is None else f"{p_value:.3g}", rpg, paired, str(metric.get("n_unpaired", ""))]
-                )  # fmt: skip
-        caption = (
-            f"Each variant against {canonical} over the documents both logged (paired by id, targets checked). "
-            f"Scores in percent with their {level} interval (Wilson for 0/1 scores, else bootstrap); the "
-            f"difference (variant minus canonical) in percentage points with its {level} interval: for 0/1 "
-            "metrics Tango's score interval for paired proportions, beside the p of the McNemar score test it "
-            "inverts (the interval excludes 0 exactly when p < "
-            f"{1 - confidence_level:.2g}), else a paired bootstrap; RPG where the sub variant ran; n unpaired: "
-            "documents only one of the two runs logged, left out. Values are the harness's own. Method: "
-            + ("; ".join(sorted(methods)) or "no paired metric")
-            + "."
-        )
+        rows = [_canonical_row(key, metric, label, notes) for key, metric in entry["metrics"].items()]
+        rows += [
+            _variant_row(scramble_type, key, metric, label, notes)
+            for scramble_type, variant in entry["types"].items()
+            for key, metric in variant["metrics"].items()
+        ]
+        methods = {
+            str(metric["method"])
+            for variant in entry["types"].values()
+            for metric in variant["metrics"].values()
+            if metric.get("method")
+        }
         tables.append(
             ReportTable(
                 key=f"scrambled-{canonical}",
@@ -229,10 +164,72 @@ def variant_tables(
                 columns=list(COLUMNS),
                 rows=rows,
                 notes=notes.lines(),
-                caption=caption,
+                caption=_variants_caption(canonical, confidence_level, methods),
             )
         )
     return tables
+
+
+def _metric_name(key: str, metric: Mapping[str, Any], label: Any, notes: Footnotes) -> tuple[str, float]:
+    """A metric's readable name, marked where it is shown in its own units, and its scale to percent."""
+    scale = 100.0 if _is_fraction(metric) else 1.0
+    name = label(key) or key
+    if scale == 1.0:
+        name += " " + notes.mark(f"{label(key) or key}: not a fraction; shown in its own units")
+    return name, scale
+
+
+def _canonical_row(key: str, metric: Mapping[str, Any], label: Any, notes: Footnotes) -> list[str]:
+    """The canonical task's score of one metric, with its interval and count."""
+    name, scale = _metric_name(key, metric, label, notes)
+    return ["canonical", name, _number(metric.get("value"), scale), _interval(metric.get("interval"), scale),
+            "", "", "", "", str(metric.get("n") or ""), ""]  # fmt: skip
+
+
+def _variant_row(
+    scramble_type: str, key: str, metric: Mapping[str, Any], label: Any, notes: Footnotes
+) -> list[str]:
+    """A variant's score of one metric beside the canonical one: the paired difference, McNemar's p, RPG
+    and the paired count (marked where underpowered)."""
+    name, scale = _metric_name(key, metric, label, notes)
+    if metric.get("note"):
+        name += " " + notes.mark(f"{label(key) or key}: {metric['note']}")
+    rpg = _rpg_cell(metric, notes)  # marked before the paired count: the notes number in column order
+    p_value = metric.get("mcnemar_p")
+    paired = str(metric.get("n_paired", ""))
+    if metric.get("underpowered"):
+        paired += " " + notes.mark(underpowered_note(metric["underpowered_below"]))
+    return [scramble_type, name, _number(metric.get("value"), scale), _interval(metric.get("interval"), scale),
+            _number(metric.get("difference"), scale), _interval(metric.get("ci"), scale),
+            "" if p_value is None else f"{p_value:.3g}", rpg, paired, str(metric.get("n_unpaired", ""))]  # fmt: skip
+
+
+def _rpg_cell(metric: Mapping[str, Any], notes: Footnotes) -> str:
+    """RPG in percent (marked where it is near chance), ``undefined`` with why, or empty where sub did not
+    run."""
+    gain = metric.get("relative_performance_gain") or {}
+    if gain.get("value") is not None:
+        near_chance = chance_note(gain, scale=100, unit="%")
+        return _number(gain["value"], 100.0) + (" " + notes.mark(near_chance) if near_chance else "")
+    if gain.get("undefined"):
+        return "undefined " + notes.mark(f"RPG undefined: {gain['undefined']}")
+    return ""
+
+
+def _variants_caption(canonical: str, confidence_level: float, methods: set[str]) -> str:
+    """What a variants table shows and how its intervals are made."""
+    level = f"{confidence_level:.0%}"
+    return (
+        f"Each variant against {canonical} over the documents both logged (paired by id, targets checked). "
+        f"Scores in percent with their {level} interval (Wilson for 0/1 scores, else bootstrap); the "
+        f"difference (variant minus canonical) in percentage points with its {level} interval: for 0/1 "
+        "metrics Tango's score interval for paired proportions, beside the p of the McNemar score test it "
+        "inverts (the interval excludes 0 exactly when p < "
+        f"{1 - confidence_level:.2g}), else a paired bootstrap; RPG where the sub variant ran; n unpaired: "
+        "documents only one of the two runs logged, left out. Values are the harness's own. Method: "
+        + ("; ".join(sorted(methods)) or "no paired metric")
+        + "."
+    )
 
 
 def variant_instances(
@@ -272,66 +269,24 @@ def variant_instances(
     return pairs
 
 
+FIGURE_NOTE = (
+    "Each point: the task's score at that type, with its interval as an error bar (Wilson for 0/1 scores, "
+    "else bootstrap); dashed line: the canonical task's score."
+)
+
+
 def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> list[tuple[str, str, str]]:
     """Per canonical task, a chart of each metric's score per type (canonical first) with its interval, as
     inline SVG: (name, caption, SVG)."""
+    # deferred: matplotlib is heavy, and only the HTML page draws these
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from scrambled_bench.plots import finish, grid, places, spare, svg_text, visible
-
     figures = []
     for index, (canonical, entry) in enumerate(section.items()):
-        keys = list(entry["metrics"])
-        rows, columns, cells = places(len(keys))
-        shared = [[0 if (r, c) in cells else None for c in range(columns)] for r in range(rows)]
-        fig, axes = grid(
-            rows, columns, panel=(max(3.2, 0.9 * (len(entry["types"]) + 1)), 2.8), share_x=shared
-        )
-        for key, (r, c) in zip(keys, cells):
-            ax = axes[r][c]
-            records = [("canonical", entry["metrics"][key])] + [
-                (scramble_type, variant["metrics"][key])
-                for scramble_type, variant in entry["types"].items()
-                if key in variant["metrics"]
-            ]
-            scale = 100.0 if all(_is_fraction(record) for _, record in records) else 1.0
-            for x, (name, record) in enumerate(records):
-                value = record.get("value")
-                if value is None:
-                    continue
-                interval = record.get("interval")
-                error = None
-                if interval:
-                    error = [
-                        [max(0.0, scale * (value - interval[0]))],
-                        [max(0.0, scale * (interval[1] - value))],
-                    ]
-                ax.errorbar([x], [scale * value], yerr=error, fmt="o", color="C0" if x else "0.3", capsize=4)
-            base = entry["metrics"][key].get("value")
-            if base is not None:
-                ax.axhline(scale * base, color="0.5", linestyle="--", linewidth=1, label="canonical score")
-            ax.set_xticks(range(len(records)), [name for name, _ in records])
-            ax.set_title(label(key) or key, fontsize=10)
-            ax.set_ylabel("score (%)" if scale == 100.0 else "score")
-            if scale == 100.0:
-                ax.set_ylim(-3, 103)
-            ax.set_xlabel("scramble type")
-            ax.grid(alpha=0.3, axis="y")
-        note = (
-            "Each point: the task's score at that type, with its interval as an error bar (Wilson for 0/1 "
-            "scores, else bootstrap); dashed line: the canonical task's score."
-        )
-        finish(
-            fig,
-            visible(axes),
-            {},
-            [note],
-            title=f"{canonical}: score per scramble type ({subtitle})",
-            cells=spare(axes),
-        )
+        fig = _variant_figure(entry, label, title=f"{canonical}: score per scramble type ({subtitle})")
         figures.append(
             (
                 f"scrambled-{index}",
@@ -341,6 +296,82 @@ def variant_figures(section: Mapping[str, Any], label: Any, subtitle: str) -> li
         )
         plt.close(fig)
     return figures
+
+
+def chart_file_names(tasks: Sequence[str]) -> list[str]:
+    """The file name (without suffix) of each canonical task's chart: ``variants-<task>``, the characters a
+    file system may refuse replaced by ``_``, and distinct where two names would come out alike.
+
+    >>> chart_file_names(["arc_easy", "gsm8k|0", "gsm8k/0"])
+    ['variants-arc_easy', 'variants-gsm8k_0', 'variants-gsm8k_0-2']
+    """
+    names: list[str] = []
+    for task in tasks:
+        name = "variants-" + re.sub(r"[^A-Za-z0-9._-]", "_", task)
+        candidate, count = name, 1
+        while candidate in names:
+            count += 1
+            candidate = f"{name}-{count}"
+        names.append(candidate)
+    return names
+
+
+def plot_variant_figures(section: Mapping[str, Any], label: Any, subtitle: str, out_dir: Path) -> list[Path]:
+    """The charts of :func:`variant_figures` as PNG and SVG files in ``out_dir``, one pair per canonical task
+    named by :func:`chart_file_names`; the files written, in that order."""
+    # deferred: matplotlib is heavy, and only --plot draws these files
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written: list[Path] = []
+    for name, (canonical, entry) in zip(chart_file_names(list(section)), section.items()):
+        fig = _variant_figure(entry, label, title=f"{canonical}: score per scramble type ({subtitle})")
+        written += save_png_and_svg(fig, Path(out_dir), name)
+        plt.close(fig)
+    return written
+
+
+def _variant_figure(entry: Mapping[str, Any], label: Any, *, title: str) -> Any:
+    """A canonical task's chart: a panel per metric, sharing the types' axis."""
+    keys = list(entry["metrics"])
+    rows, columns, cells = places(len(keys))
+    shared = shared_keys(rows, columns, cells)
+    fig, axes = grid(rows, columns, panel=(max(3.2, 0.9 * (len(entry["types"]) + 1)), 2.8), share_x=shared)
+    for key, (r, c) in zip(keys, cells):
+        _draw_variant_panel(axes[r][c], entry, key, label)
+    finish(fig, visible(axes), {}, [FIGURE_NOTE], title=title, cells=spare(axes))
+    return fig
+
+
+def _draw_variant_panel(ax: Any, entry: Mapping[str, Any], key: str, label: Any) -> None:
+    """One metric's score per type, canonical first, with its interval, and the canonical score dashed."""
+    records = [("canonical", entry["metrics"][key])] + [
+        (scramble_type, variant["metrics"][key])
+        for scramble_type, variant in entry["types"].items()
+        if key in variant["metrics"]
+    ]
+    scale = 100.0 if all(_is_fraction(record) for _, record in records) else 1.0
+    for x, (_, record) in enumerate(records):
+        value = record.get("value")
+        if value is None:
+            continue
+        interval = record.get("interval")
+        error = None
+        if interval:
+            error = [[max(0.0, scale * (value - interval[0]))], [max(0.0, scale * (interval[1] - value))]]
+        ax.errorbar([x], [scale * value], yerr=error, fmt="o", color="C0" if x else "0.3", capsize=4)
+    base = entry["metrics"][key].get("value")
+    if base is not None:
+        ax.axhline(scale * base, color="0.5", linestyle="--", linewidth=1, label="canonical score")
+    ax.set_xticks(range(len(records)), [name for name, _ in records])
+    ax.set_title(label(key) or key, fontsize=10)
+    ax.set_ylabel("score (%)" if scale == 100.0 else "score")
+    if scale == 100.0:
+        ax.set_ylim(-3, 103)
+    ax.set_xlabel("scramble type")
+    ax.grid(alpha=0.3, axis="y")
 
 
 def logged_endpoint(run: Mapping[str, Any]) -> str:
@@ -377,24 +408,16 @@ def _run_details(
 def variants_report(
     harness_name: str,
     folder: Path,
+    settings: CompareSettings = DEFAULT_SETTINGS,
     *,
-    confidence_level: float,
-    n_resamples: int,
-    seed: int,
     allow_unknown_endpoint: bool = False,
     allow_zero_loglikelihood: bool = False,
 ) -> VariantsReport:
-    """The tables, charts, instances and runs of a harness's log folder of scrambled variants; a one-line
-    error where it holds none, where runs paired do not tell their endpoint (unless
-    ``allow_unknown_endpoint``), or where a task logged a log-likelihood of exactly 0.0 (unless
-    ``allow_zero_loglikelihood``: then said in ``warnings`` and in the runs' details)."""
-    from scrambled_bench.integrations import get_harness
-    from scrambled_bench.integrations.base import read_logs_checked
-    from scrambled_bench.integrations.pairing import compare_logged
-    from scrambled_bench.metrics.statistics import CompareSettings
-
+    """The tables, charts, instances and runs of a harness's log folder of scrambled variants, paired and
+    their intervals made as ``settings`` say; a one-line error where it holds none, where runs paired do not
+    tell their endpoint (unless ``allow_unknown_endpoint``), or where a task logged a log-likelihood of
+    exactly 0.0 (unless ``allow_zero_loglikelihood``: then said in ``warnings`` and in the runs' details)."""
     harness = get_harness(harness_name)
-    settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
     paired = compare_logged(
         folder,
         read_logs_checked(harness, Path(folder)),
@@ -425,75 +448,25 @@ def variants_report(
         runs.append((f"{canonical} and its variants", details))
     return VariantsReport(
         title=f"Scrambled variants: {', '.join(models)} ({harness.title})",
-        tables=variant_tables(paired.section, harness.metric_label, confidence_level),
+        tables=variant_tables(paired.section, harness.metric_label, settings.confidence_level),
         figures=variant_figures(paired.section, harness.metric_label, subtitle),
         instances=variant_instances(paired, harness.metric_label),
         runs=runs,
         unknown_endpoints=list(paired.unknown_endpoints),
         warnings=[f"warning: {task}: {what}" for task, what in accepted.items()],
+        section=paired.section,
+        label=harness.metric_label,
+        subtitle=subtitle,
     )
-
-
-def _marked(segments: Segments) -> str:
-    return "".join(
-        f"<mark>{html.escape(text)}</mark>" if changed else html.escape(text) for text, changed in segments
-    )
-
-
-def _scores(scores: Mapping[str, float]) -> str:
-    return "; ".join(f"{html.escape(key)} = {value:g}" for key, value in scores.items())
-
-
-def render_instances(instances: Sequence[InstancePair]) -> str:
-    """The HTML of the logged instances: per (task, type) a table, per document the canonical prompt beside
-    the scrambled one with its changed words in ``<mark>``, the choices likewise, and each run's output and
-    scores; every text escaped.
-
-    >>> pair = InstancePair("t", "kfl", 0, "a <b> word", changed_words("a <b> word", "a <b> wrod"),
-    ...                     ("yes",), (changed_words("yes", "yse"),), ("A", "B"), ({"acc": 1.0}, {"acc": 0.0}))
-    >>> page = render_instances([pair])
-    >>> "<mark>wrod</mark>" in page, "&lt;b&gt;" in page, "<mark>yse</mark>" in page, "acc = 0" in page
-    (True, True, True, True)
-    """
-    body = ""
-    groups: dict[tuple[str, str], list[InstancePair]] = {}
-    for pair in instances:
-        groups.setdefault((pair.task, pair.scramble_type), []).append(pair)
-    for (task, scramble_type), pairs in groups.items():
-        rows = ""
-        for pair in pairs:
-            doc = html.escape(str(pair.doc_id))
-            if pair.original is not None and pair.segments is not None:
-                rows += (
-                    f"<tr><th>{doc}</th><th>prompt</th><td class='prompt'>{html.escape(pair.original)}</td>"
-                    f"<td class='prompt'>{_marked(pair.segments)}</td></tr>"
-                )
-            if pair.original_choices is not None and pair.choices is not None:
-                before = "".join(f"<li>{html.escape(choice)}</li>" for choice in pair.original_choices)
-                after = "".join(f"<li>{_marked(choice)}</li>" for choice in pair.choices)
-                rows += (
-                    f"<tr><th>{doc}</th><th>choices</th><td class='choices'><ol>{before}</ol></td>"
-                    f"<td class='choices'><ol>{after}</ol></td></tr>"
-                )
-            canonical_output, variant_output = pair.outputs
-            rows += (
-                f"<tr><th>{doc}</th><th>output</th>"
-                f"<td class='output'>{html.escape(canonical_output or '')}<br><small>{_scores(pair.scores[0])}</small></td>"
-                f"<td class='output'>{html.escape(variant_output or '')}<br><small>{_scores(pair.scores[1])}</small></td></tr>"
-            )
-        body += (
-            f"<section class='instances'><h3>{html.escape(task)}: {html.escape(scramble_type)}</h3>"
-            f"<table><tr><th>document</th><th></th><th>canonical</th><th>{html.escape(scramble_type)} "
-            f"(changed words marked)</th></tr>{rows}</table></section>"
-        )
-    return body
 
 
 __all__ = [
     "InstancePair",
     "VariantsReport",
     "changed_words",
+    "chart_file_names",
     "numeric_order",
+    "plot_variant_figures",
     "render_instances",
     "variant_figures",
     "variant_instances",

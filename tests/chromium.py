@@ -98,7 +98,7 @@ class _DevTools:
         raise TimeoutError(f"no {method} within {timeout} s")
 
 
-async def _drive(port: str, path: str, page: Path, script: str, width: int, height: int) -> Rendered:
+async def _drive(port: str, path: str, page: Path | str, script: str, width: int, height: int) -> Rendered:
     import aiohttp
 
     async with (
@@ -117,10 +117,14 @@ async def _drive(port: str, path: str, page: Path, script: str, width: int, heig
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
             session=session,
         )
-        await tools.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+        url = page if isinstance(page, str) else page.resolve().as_uri()
+        await tools.send("Page.navigate", {"url": url}, session=session)
         await tools.wait_for("Page.loadEventFired")
+        # awaitPromise: a script may be async (wait for the page to do something); a plain value is returned as is
         evaluated = await tools.send(
-            "Runtime.evaluate", {"expression": script, "returnByValue": True}, session=session
+            "Runtime.evaluate",
+            {"expression": script, "returnByValue": True, "awaitPromise": True},
+            session=session,
         )
         shot = await tools.send("Page.captureScreenshot", {"format": "png"}, session=session)
         await tools.send("Target.closeTarget", {"targetId": target})
@@ -179,9 +183,10 @@ class Browser:
             self.close()
             raise
 
-    def render(self, page: Path, script: str, *, width: int = 1400, height: int = 1000) -> Rendered:
-        """Open ``page`` in a new tab, run ``script`` (an expression) once it has loaded, and return its value,
-        a screenshot of the viewport, the console errors and the requests the page made."""
+    def render(self, page: Path | str, script: str, *, width: int = 1400, height: int = 1000) -> Rendered:
+        """Open ``page`` (a file, or a URL such as a local server's ``http://127.0.0.1:PORT/``) in a new tab,
+        run ``script`` (an expression; a promise is awaited) once it has loaded, and return its value, a
+        screenshot of the viewport, the console errors and the requests the page made."""
         return asyncio.run(_drive(self.port, self.path, page, script, width, height))
 
     def close(self) -> None:

@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "constraints" / "test.txt"
 #: the extras the test environment installs (README's "Run the whole test suite", .ci/run)
 TESTED_EXTRAS = ("test", "local", "probe", "datatrove", "train", "harness")
+#: every extra the lock pins: the tested ones and the documentation site's (``docs``: mkdocs build --strict)
+LOCKED_EXTRAS = (*TESTED_EXTRAS, "docs")
 INSTALL_WITH_LOCK = re.compile(
-    r'pip install -e "\.\[' + ",".join(TESTED_EXTRAS) + r'\]" -c constraints/test\.txt'
+    r'pip install -e "\.\[' + ",".join(TESTED_EXTRAS) + r'(,docs)?\]" -c constraints/test\.txt'
 )
 
 
@@ -44,7 +46,7 @@ def lock_pins(text: str) -> dict[str, Version]:
 def requirements_under_test() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
-    named = [*project["dependencies"], *(line for extra in TESTED_EXTRAS for line in extras[extra])]
+    named = [*project["dependencies"], *(line for extra in LOCKED_EXTRAS for line in extras[extra])]
     return [Requirement(line) for line in named]
 
 

@@ -8,18 +8,18 @@ import json
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.builder.build import CARD_NAME, library_versions
-from scrambled_bench.builder.card import markdown_table
+from scrambled_bench.builder.card import markdown_table, read_packaged, size_category
 from scrambled_bench.builder.manifest import MANIFEST_NAME
 from scrambled_bench.builder.nested_columns import column_path, roots
+from scrambled_bench.builder.recipes import RECIPES
+from scrambled_bench.builder.scramble.sources import LoadedSource
 from scrambled_bench.builder.scramble.variants import ORIGINAL_SUFFIX, ScrambleJob, Variant
 from scrambled_bench.builder.scrambler import STREAM_VERSION, type_description
 from scrambled_bench.io import file_sha256
-
-if TYPE_CHECKING:
-    from scrambled_bench.builder.scramble.sources import LoadedSource
 
 TEMPLATE_NAME = "scrambled_copy.md"
 MANIFEST_KIND = "scramble"
@@ -60,7 +60,7 @@ def _digest_of(entries: Iterable[str]) -> str:
 
 def _data_file_entries(folder: Path) -> dict[str, dict[str, Any]]:
     """Relative path -> config, split, rows and sha256 of every parquet file under ``folder/data``."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # deferred: pyarrow is heavy
 
     entries = {}
     for path in sorted((folder / "data").rglob("*.parquet")):
@@ -77,9 +77,7 @@ def _card_data(
     loaded: LoadedSource, job: ScrambleJob, entries: Mapping[str, Mapping[str, Any]], total_rows: int
 ) -> Any:
     """The card's YAML header: licence carried over, and the ``configs:`` block ``load_dataset`` reads."""
-    from huggingface_hub import DatasetCardData
-
-    from scrambled_bench.builder.card import size_category
+    from huggingface_hub import DatasetCardData  # deferred: huggingface_hub is heavy
 
     configs = []
     for variant in job.variants:
@@ -154,8 +152,6 @@ def _license_section(loaded: LoadedSource) -> str:
 
 
 def _types_section(job: ScrambleJob) -> str:
-    from scrambled_bench.builder.recipes import RECIPES
-
     types = dict.fromkeys(variant.scramble_type for variant in job.variants)
     table = markdown_table(
         ("type", "what it does"), [(f"`{name}`", type_description(name)) for name in types]
@@ -179,10 +175,7 @@ def _card_text(
     repo_hint: str,
 ) -> str:
     """The README.md of a scramble output: packaged template, huggingface_hub's card API."""
-    from huggingface_hub import DatasetCard
-
-    from scrambled_bench import __version__
-    from scrambled_bench.builder.card import read_packaged
+    from huggingface_hub import DatasetCard  # deferred: huggingface_hub is heavy
 
     splits = list(loaded.splits)
     total_rows = sum(sum(per_split.values()) for per_split in rows.values())
@@ -239,8 +232,6 @@ def recorded_settings(
 ) -> dict[str, Any]:
     """What the manifest records about how an output is made, beside its types: the settings a previous
     output must share for a new scramble to grow it (``builder.scramble.previous``)."""
-    from scrambled_bench import __version__
-
     first = variants[0]
     return {
         "version": __version__,

@@ -12,7 +12,7 @@ from scrambled_bench.errors import ScrambledBenchError
 
 
 def _is_text(feature: Any) -> bool:
-    from datasets import Value
+    from datasets import Value  # deferred: datasets is heavy
 
     return isinstance(feature, Value) and feature.dtype in ("string", "large_string")
 
@@ -77,7 +77,7 @@ def output_features(features: Mapping[str, Any], columns: Sequence[str], variant
     >>> list(output_features(Features({"text": Value("string"), "n": Value("int64")}), ["text"], Variant("kf", "kf")))
     ['text', 'text_original', 'n', 'scramble_type', 'scrambled']
     """
-    from datasets import Features, Value
+    from datasets import Features, Value  # deferred: datasets is heavy
 
     items: dict[str, Any] = {}
     originals = roots([column_path(column, features) for column in columns])
@@ -94,8 +94,8 @@ def output_features(features: Mapping[str, Any], columns: Sequence[str], variant
 
 def _flat_strings(array: Any, field: str | None) -> Any:
     """The strings a path names in one column of a table, flattened in row order (nulls kept)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # deferred: pyarrow is heavy
+    import pyarrow.compute as pc  # deferred: pyarrow is heavy
 
     if field is not None:
         if pa.types.is_struct(array.type):
@@ -117,7 +117,7 @@ def count_unchanged(table: Any, columns: Sequence[str]) -> tuple[int, int]:
     >>> count_unchanged(table, ["q", "choices"])
     (4, 2)
     """
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # deferred: pyarrow is heavy
 
     table = table.filter(table["scrambled"])
     texts = unchanged = 0

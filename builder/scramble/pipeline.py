@@ -11,7 +11,7 @@ from dataclasses import replace as replaced
 from pathlib import Path
 from typing import Any
 
-from scrambled_bench.builder.build import check_output_folder, swap_into_place
+from scrambled_bench.builder.build import check_output_folder, make_temporary_folder, swap_into_place
 from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.manifest import Manifest
 from scrambled_bench.builder.scramble.card import (
@@ -21,10 +21,10 @@ from scrambled_bench.builder.scramble.card import (
     write_card_and_manifest,
 )
 from scrambled_bench.builder.scramble.columns import check_columns
-from scrambled_bench.builder.scramble.previous import KeptConfig, kept_configs
+from scrambled_bench.builder.scramble.previous import GrownOutput
 from scrambled_bench.builder.scramble.shards import ROWS_PER_GROUP, ROWS_PER_SHARD, write_splits
 from scrambled_bench.builder.scramble.sources import LoadedSource, features_of, load_source
-from scrambled_bench.builder.scramble.variants import ScrambleJob, Variant, variants_for
+from scrambled_bench.builder.scramble.variants import ScrambleJob, variants_for
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.hub import check_repo_id, require_token
 
@@ -117,103 +117,114 @@ def scramble_dataset(
         raise ScrambledBenchError("give --out DIR, --push ORG/NAME or both")
     columns = list(dict.fromkeys(columns))
     variants = variants_for(types, recipe, sample_rate)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ScrambledBenchError(f"--seed must be a non-negative integer, got {seed!r}")
-    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
-        raise ScrambledBenchError(f"--num-proc must be at least 1, got {num_proc!r}")
-    if push is not None:
-        check_repo_id(push, "--push")
-    if out is not None:
-        out = Path(out).expanduser()
-        check_output_folder(
-            out,
-            replaceable=is_scramble_output,
-            refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
-        )
-    if push is not None and api is None:
-        require_token()
-    previous = (
-        Manifest.read(out).data if out is not None and not replace and is_scramble_output(out) else None
-    )
-
+    _check_counts(seed, num_proc)
+    destination = Destination.checked(out, push, private=private, api=api)
+    previous = destination.previous_manifest() if not replace else None
     if loaded is None:
         loaded = load_source(
             source, config=config, splits=splits, revision=revision, streaming=streaming, cache_dir=cache_dir
         )
-    features = {name: features_of(name, dataset) for name, dataset in loaded.splits.items()}
-    for name, split_features in features.items():
-        check_columns(name, split_features, columns, id_column)
-
+    features = _checked_features(loaded, columns, id_column)
     settings = recorded_settings(loaded, columns, id_column, variants, seed, kept_splits)
-    kept: list[KeptConfig] = []
-    written = variants
-    if previous is not None and out is not None:
-        kept, again = kept_configs(out, previous, settings, variants)
-        written = (*variants, *again)
-    parent = out.parent if out is not None else Path(tempfile.gettempdir())
-    name = out.name if out is not None else "scrambled"
+    grown = None if previous is None else GrownOutput.of(destination.folder, previous, settings, variants)
+    written = variants if grown is None else (*variants, *grown.again)
+    job = ScrambleJob(tuple(columns), written, seed, id_column, frozenset(kept_splits))
+    tmp = destination.temporary_folder()
     try:
-        tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{name}.tmp-"))
-    except OSError as exc:
-        raise ScrambledBenchError(
-            f"cannot write to the output folder {parent}: {exc.strerror or exc}"
-        ) from None
-    try:
-        job = ScrambleJob(tuple(columns), written, seed, id_column, frozenset(kept_splits))
         rows, unchanged = write_splits(
             tmp, loaded, features, job, num_proc=num_proc, streaming=streaming, batch_size=batch_size,
             rows_per_shard=rows_per_shard,
         )  # fmt: skip
-        if previous is not None and out is not None:
-            for previous_config in kept:
-                previous_config.copy(out, tmp)
-                rows[previous_config.variant.config] = previous_config.rows
-                unchanged[previous_config.variant.config] = previous_config.unchanged
-            job = replaced(job, variants=_grown_order(previous, kept, written))
-            rows = {variant.config: rows[variant.config] for variant in job.variants}
-            unchanged = {variant.config: unchanged[variant.config] for variant in job.variants}
+        if grown is not None:
+            grown_variants, rows, unchanged = grown.merge(tmp, job.variants, rows, unchanged)
+            job = replaced(job, variants=grown_variants)
         if command is None:  # the command that makes this output at once (a grown one's every type)
+            made = [variant.scramble_type for variant in job.variants] if recipe is None else types
             command = command_line(
-                source,
-                columns,
-                [variant.scramble_type for variant in job.variants] if recipe is None else types,
-                recipe,
-                out,
-                push,
-                splits,
-                config,
-                revision,
-                seed,
-                id_column,
-                sample_rate,
-            )
-        repo_hint = push or (str(out) if out is not None else ".")
-        extra = extra_outputs(tmp) if extra_outputs is not None else {}
+                source, columns, made, recipe, destination.folder, push, splits, config, revision, seed,
+                id_column, sample_rate,
+            )  # fmt: skip
         write_card_and_manifest(
-            tmp, loaded, features, rows, job, command=command, repo_hint=repo_hint, settings=settings,
-            unchanged=unchanged, extra=extra,
+            tmp, loaded, features, rows, job, command=command, repo_hint=destination.repo_hint, settings=settings,
+            unchanged=unchanged, extra=extra_outputs(tmp) if extra_outputs is not None else {},
         )  # fmt: skip
-        url = None
-        if push is not None:
-            url = push_scrambled(tmp, push, private=private, api=api).url
-        if out is not None:
-            swap_into_place(tmp, out)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        url = destination.deliver(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return ScrambleResult(
-        out=out, url=url, rows=rows, unchanged=unchanged, kept=tuple(config.variant.config for config in kept)
-    )
+    kept = () if grown is None else tuple(config.variant.config for config in grown.kept)
+    return ScrambleResult(out=destination.folder, url=url, rows=rows, unchanged=unchanged, kept=kept)
 
 
-def _grown_order(
-    previous: Mapping[str, Any], kept: Sequence[KeptConfig], written: Sequence[Variant]
-) -> tuple[Variant, ...]:
-    """The variants of a grown output: the previous output's configs in their order, then the new ones."""
-    by_config = {config.variant.config: config.variant for config in kept}
-    by_config.update({variant.config: variant for variant in written})
-    order = [config for config in previous.get("configs") or [] if config in by_config]
-    order += [config for config in by_config if config not in order]
-    return tuple(by_config[config] for config in order)
+def _check_counts(seed: int, num_proc: int) -> None:
+    """Refuse a seed that is not a non-negative integer and fewer than one worker process (one line each)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ScrambledBenchError(f"--seed must be a non-negative integer, got {seed!r}")
+    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+        raise ScrambledBenchError(f"--num-proc must be at least 1, got {num_proc!r}")
+
+
+def _checked_features(loaded: LoadedSource, columns: Sequence[str], id_column: str | None) -> dict[str, Any]:
+    """Split name -> its features, once every split is checked to hold the chosen columns (and the row key's)."""
+    features = {name: features_of(name, dataset) for name, dataset in loaded.splits.items()}
+    for name, split_features in features.items():
+        check_columns(name, split_features, columns, id_column)
+    return features
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a scramble's output goes: the folder ``folder``, the Hub dataset ``push``, or both. It is
+    written into a temporary folder first and delivered whole (:meth:`deliver`)."""
+
+    folder: Path | None
+    push: str | None
+    private: bool = False
+    api: Any | None = None
+    """Stands in for ``huggingface_hub.HfApi`` (tests)."""
+
+    @classmethod
+    def checked(cls, out: Path | None, push: str | None, *, private: bool, api: Any | None) -> Destination:
+        """Check the destination before any work: a valid Hub id and a token for ``push`` (unless an ``api``
+        stands in), and an ``out`` that is free or a previous scramble output (one line each)."""
+        if push is not None:
+            check_repo_id(push, "--push")
+        if out is not None:
+            out = Path(out).expanduser()
+            check_output_folder(
+                out,
+                replaceable=is_scramble_output,
+                refusal=f"output folder {out} exists and is not a previous `scramble` output; refusing to replace it",
+            )
+        if push is not None and api is None:
+            require_token()
+        return cls(out, push, private, api)
+
+    def previous_manifest(self) -> Mapping[str, Any] | None:
+        """The manifest of a previous scramble output in the folder, which this one grows; None if none."""
+        if self.folder is None or not is_scramble_output(self.folder):
+            return None
+        return Manifest.read(self.folder).data
+
+    @property
+    def repo_hint(self) -> str:
+        """Where the card tells readers to load the output from: the Hub id, else the folder."""
+        return self.push or (str(self.folder) if self.folder is not None else ".")
+
+    def temporary_folder(self) -> Path:
+        """A new temporary folder beside the output folder (in the system's temporary folder when only pushed)."""
+        if self.folder is None:
+            return make_temporary_folder(Path(tempfile.gettempdir()), "scrambled")
+        return make_temporary_folder(self.folder.parent, self.folder.name)
+
+    def deliver(self, tmp: Path) -> str | None:
+        """Push the finished output in ``tmp`` to the Hub (its URL is returned), then move it into place at the
+        folder, or remove it where it was only pushed."""
+        url = None
+        if self.push is not None:
+            url = push_scrambled(tmp, self.push, private=self.private, api=self.api).url
+        if self.folder is not None:
+            swap_into_place(tmp, self.folder)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return url

@@ -133,3 +133,51 @@ def kept_configs(
             rows[entry["split"]] = rows.get(entry["split"], 0) + int(entry["rows"])
         kept.append(KeptConfig(variant, files, rows, dict(counts[config])))
     return kept, again
+
+
+@dataclass(frozen=True)
+class GrownOutput:
+    """A previous output in ``out`` that a scramble grows: its manifest, the configs the new output keeps as
+    they are (``kept``) and those it scrambles again (``again``: :func:`kept_configs`)."""
+
+    out: Path
+    manifest: Mapping[str, Any]
+    kept: tuple[KeptConfig, ...]
+    again: tuple[Variant, ...]
+
+    @classmethod
+    def of(
+        cls, out: Path, manifest: Mapping[str, Any], settings: Mapping[str, Any], asked: Sequence[Variant]
+    ) -> GrownOutput:
+        """The previous output in ``out`` grown by the ``asked`` variants; refused (one line) where its
+        ``settings`` differ."""
+        kept, again = kept_configs(out, manifest, settings, asked)
+        return cls(out, manifest, tuple(kept), tuple(again))
+
+    def merge(
+        self,
+        tmp: Path,
+        written: Sequence[Variant],
+        rows: Mapping[str, dict[str, int]],
+        unchanged: Mapping[str, dict[str, int]],
+    ) -> tuple[tuple[Variant, ...], dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+        """Copy the kept configs into ``tmp``, beside the ``written`` ones, and return the grown output's
+        variants (the previous output's configs in their order, then the new ones) with, in that order, the
+        rows per split and the counts of unchanged texts of each."""
+        for config in self.kept:
+            config.copy(self.out, tmp)
+        rows = {**rows, **{config.variant.config: config.rows for config in self.kept}}
+        unchanged = {**unchanged, **{config.variant.config: config.unchanged for config in self.kept}}
+        variants = self._order(written)
+        return (
+            variants,
+            {variant.config: rows[variant.config] for variant in variants},
+            {variant.config: unchanged[variant.config] for variant in variants},
+        )
+
+    def _order(self, written: Sequence[Variant]) -> tuple[Variant, ...]:
+        by_config = {config.variant.config: config.variant for config in self.kept}
+        by_config.update({variant.config: variant for variant in written})
+        order = [config for config in self.manifest.get("configs") or [] if config in by_config]
+        order += [config for config in by_config if config not in order]
+        return tuple(by_config[config] for config in order)

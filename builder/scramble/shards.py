@@ -61,7 +61,7 @@ class ShardWriter:
             self._write_group(self._take(self.rows_per_group))
 
     def _take(self, count: int) -> Any:
-        import pyarrow as pa
+        import pyarrow as pa  # deferred: pyarrow is heavy
 
         combined = pa.concat_tables(self.pending)
         head, rest = combined.slice(0, count), combined.slice(count)
@@ -70,7 +70,7 @@ class ShardWriter:
         return head
 
     def _open(self) -> None:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # deferred: pyarrow is heavy
 
         path = self.folder / f"{self.split}-{len(self.partials):05d}.parquet.partial"
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd", compression_level=3)
@@ -228,7 +228,7 @@ def _stream_split(
 ) -> None:
     """Read a streamed split batch by batch, scramble each batch under every variant (on ``num_proc``
     processes, in order) and hand the outputs to the variants' writers."""
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow is heavy
 
     def work() -> Iterator[tuple[dict[str, list[Any]], int, ScrambleJob, list[str]]]:
         first = 0

@@ -3,6 +3,8 @@ licence their dataset card declares and the sha256 of every local input file."""
 
 from __future__ import annotations
 
+import codecs
+import glob
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,7 +61,7 @@ def _data_suffix(path: Path) -> str:
 def _license_of_card(card_path_or_repo: str, *, repo: bool) -> tuple[str | None, str | None]:
     """The ``license`` (and ``license_name``) of a dataset card, best effort: ``(None, None)`` when there is
     no readable card (offline, no README, no YAML header)."""
-    from huggingface_hub import DatasetCard
+    from huggingface_hub import DatasetCard  # deferred: huggingface_hub is heavy
 
     try:
         card = (
@@ -83,8 +85,6 @@ def _local_license(folder: Path) -> tuple[str | None, str | None]:
 def _local_files(path: Path, pattern: str | None) -> list[Path]:
     """The files of a local source: a glob's matches, the file, or every file under the folder (not hidden ones)."""
     if pattern is not None:
-        import glob
-
         matches = glob.glob(os.path.expanduser(pattern), recursive=True)
         return sorted(Path(match) for match in matches if os.path.isfile(match))
     if path.is_file():
@@ -113,9 +113,7 @@ def file_problem(file: Path, builder: str) -> str | None:
     >>> file_problem(folder / "b.jsonl", "json").split(": ", 1)[1]
     'empty (no rows to scramble)'
     """
-    import codecs
-
-    import fsspec
+    import fsspec  # deferred: fsspec is heavy
 
     empty = f"{file}: empty (no rows to scramble)"
     if file.stat().st_size == 0:
@@ -145,7 +143,7 @@ def _load_files(
 ):
     """Data files through the packaged ``datasets`` builder of their extension; a file that is empty or not
     UTF-8 is a one-line error naming it before ``datasets`` reads anything."""
-    import datasets
+    import datasets  # deferred: datasets is heavy
 
     if not files:
         raise ScrambledBenchError(f"cannot load dataset {source!r}: no file matches")
@@ -169,7 +167,7 @@ def _load_files(
 
 def _load_saved(source: str, path: Path, split_arg: list[str] | None, streaming: bool):
     """A ``save_to_disk`` folder (a Dataset or a DatasetDict)."""
-    import datasets
+    import datasets  # deferred: datasets is heavy
 
     loaded = datasets.load_from_disk(str(path))
     if isinstance(loaded, datasets.Dataset):
@@ -197,64 +195,82 @@ def load_source(
     ``datasets`` repository layout, or a ``save_to_disk`` folder), or a Hub dataset id. Any failure is a
     one-line error naming the source.
     """
-    import datasets
-
     path = Path(source).expanduser()
     pattern = source if any(char in source for char in "*?[") else None
     local = pattern is not None or path.exists()
     if local and revision is not None:
         raise ScrambledBenchError(f"--revision applies to a Hub dataset id, not to the local {source}")
-    description: dict[str, Any] = {"source": source, "config": config}
-    licence: tuple[str | None, str | None] = (None, None)
     split_arg = list(splits) if splits else None
     try:
-        if pattern is not None or path.is_file():
-            builder, loaded = _load_files(
-                source, _local_files(path, pattern), split_arg, streaming, cache_dir
-            )
-            description["kind"] = f"{builder} files"
-        elif path.is_dir() and ((path / "state.json").is_file() or (path / "dataset_dict.json").is_file()):
-            loaded = _load_saved(source, path, split_arg, streaming)
-            description["kind"] = "save_to_disk folder"
-            licence = _local_license(path)
-        elif path.is_dir():
-            loaded = datasets.load_dataset(
-                str(path), config, split=split_arg, streaming=streaming, cache_dir=cache_dir
-            )
-            description["kind"] = "local folder"
-            licence = _local_license(path)
-        else:
-            loaded = datasets.load_dataset(
-                source, config, split=split_arg, revision=revision, streaming=streaming, cache_dir=cache_dir
-            )
-            description.update(
-                kind="Hub dataset", revision=revision or "main", commit=_hub_commit(source, revision)
-            )
-            licence = _license_of_card(source, repo=True)
+        loaded, details, licence = _load(
+            source, path, pattern, config, split_arg, revision, streaming, cache_dir
+        )
     except ScrambledBenchError:
         raise
     except Exception as exc:  # noqa: BLE001 - every loader failure (offline included) becomes one line
         raise ScrambledBenchError(f"cannot load dataset {source!r}: {first_line(exc)}") from None
-
-    if isinstance(loaded, list):  # load_dataset(split=[...]) returns the splits in the order asked
-        chosen = dict(zip(split_arg or [], loaded))
-    elif isinstance(loaded, datasets.Dataset | datasets.IterableDataset):
-        chosen = {split_arg[0] if split_arg else str(loaded.split or "train"): loaded}
-    else:
-        chosen = dict(loaded)
+    chosen = _named_splits(loaded, split_arg)
     if not chosen:
         raise ScrambledBenchError(f"cannot load dataset {source!r}: it has no splits")
     files = {}
     if local:
         for file in _local_files(path, pattern):
             files[str(file.relative_to(path)) if path.is_dir() else str(file)] = file_sha256(file)
+    description = {"source": source, "config": config, **details}
     return LoadedSource(chosen, description, licence[0], licence[1], files)
+
+
+def _load(
+    source: str,
+    path: Path,
+    pattern: str | None,
+    config: str | None,
+    split_arg: list[str] | None,
+    revision: str | None,
+    streaming: bool,
+    cache_dir: str | None,
+) -> tuple[Any, dict[str, Any], tuple[str | None, str | None]]:
+    """What ``datasets`` loads from the source, by the kind of source it is, with what the card records of
+    that kind (``kind``; for a Hub dataset its revision and commit) and the licence its dataset card declares."""
+    import datasets  # deferred: datasets is heavy
+
+    if pattern is not None or path.is_file():
+        builder, loaded = _load_files(source, _local_files(path, pattern), split_arg, streaming, cache_dir)
+        return loaded, {"kind": f"{builder} files"}, (None, None)
+    if path.is_dir() and ((path / "state.json").is_file() or (path / "dataset_dict.json").is_file()):
+        return (
+            _load_saved(source, path, split_arg, streaming),
+            {"kind": "save_to_disk folder"},
+            _local_license(path),
+        )
+    if path.is_dir():
+        loaded = datasets.load_dataset(
+            str(path), config, split=split_arg, streaming=streaming, cache_dir=cache_dir
+        )
+        return loaded, {"kind": "local folder"}, _local_license(path)
+    loaded = datasets.load_dataset(
+        source, config, split=split_arg, revision=revision, streaming=streaming, cache_dir=cache_dir
+    )
+    details = {"kind": "Hub dataset", "revision": revision or "main", "commit": _hub_commit(source, revision)}
+    return loaded, details, _license_of_card(source, repo=True)
+
+
+def _named_splits(loaded: Any, split_arg: list[str] | None) -> dict[str, Any]:
+    """Split name -> split, from what ``datasets`` returned: a list (the splits asked for, in order), one split,
+    or a dict of splits."""
+    import datasets  # deferred: datasets is heavy
+
+    if isinstance(loaded, list):  # load_dataset(split=[...]) returns the splits in the order asked
+        return dict(zip(split_arg or [], loaded))
+    if isinstance(loaded, datasets.Dataset | datasets.IterableDataset):
+        return {split_arg[0] if split_arg else str(loaded.split or "train"): loaded}
+    return dict(loaded)
 
 
 def _hub_commit(repo_id: str, revision: str | None) -> str | None:
     """The commit a Hub revision points at, best effort (``None`` offline)."""
     try:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # deferred: huggingface_hub is heavy
 
         return HfApi().dataset_info(repo_id, revision=revision).sha
     except Exception:  # noqa: BLE001 - the commit is recorded where it can be known
@@ -264,8 +280,8 @@ def _hub_commit(repo_id: str, revision: str | None) -> str | None:
 def features_of(split: str, dataset: Any) -> Any:
     """The split's ``datasets.Features``; a streamed source that does not declare them has them inferred
     from its first rows."""
-    import datasets
-    import pyarrow as pa
+    import datasets  # deferred: datasets is heavy
+    import pyarrow as pa  # deferred: pyarrow is heavy
 
     features = dataset.features
     if features is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrambled_bench.builder.sources import realtimeqa_paper
@@ -190,51 +191,92 @@ def _parse_question(
 def load(reader: SourceReader, *, window: str | None = None) -> SourceData:
     """Read RealtimeQA for ``window`` (``START:END``; ``None`` is the paper's) into one record per evidence."""
     span = parse_window(window)
-    is_paper_window = span == PAPER_WINDOW
-    questions: list[dict] = []
-    seen_ids: set[str] = set()
-    seen_content: set[tuple] = set()
-    without_evidence = duplicates = 0
+    read = QuestionsRead(paper_window=span == PAPER_WINDOW)
     for day, path in weekly_files(reader, span):
-        location = reader.origin(UPSTREAM, path)
-        text = reader.read_text(UPSTREAM, path)
+        read.add_file(day, reader.origin(UPSTREAM, path), reader.read_text(UPSTREAM, path))
+    rows, qa_sharing_evidence = one_row_per_evidence(read.questions)
+    records = [SourceRecord(scramble_key=f"realtimeqa/{row['id']}", fields=row) for row in rows]
+    notes = {
+        "window": format_window(span),
+        "paper_window": read.paper_window,
+        "questions_read": len(read.questions) + read.without_evidence + read.duplicates,
+        "dropped_without_evidence": read.without_evidence,
+        "dropped_duplicates": read.duplicates,
+        "excluded_from_qa_by_hand": sum(1 for q in read.questions if not q["used_for_qa"]),
+        "qa_questions_sharing_an_evidence_dropped": qa_sharing_evidence,
+        "rows": len(records),
+        "rows_used_for_qa": sum(1 for record in records if record.fields["used_for_qa"]),
+    }
+    return SourceData(info=INFO, records=records, notes=notes)
+
+
+@dataclass
+class QuestionsRead:
+    """The window's questions as the weekly files are read, oldest first: each validated, its evidence
+    cleaned (and, in the paper's window, corrected by the errata), exact duplicates and rows without evidence
+    dropped and counted. A question id seen in an earlier week gets the week's date (``id@YYYYMMDD``)."""
+
+    paper_window: bool
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    without_evidence: int = 0
+    duplicates: int = 0
+    _ids: set[str] = field(default_factory=set)
+    _contents: set[tuple] = field(default_factory=set)
+
+    def add_file(self, day: dt.date, location: str, text: str) -> None:
+        """Read one weekly file (``location`` names it in errors)."""
         for line_number, row in parse_jsonl_lines(text.splitlines(), location, REQUIRED_FIELDS):
-            question_id, question, choices, answer, raw_evidence = _parse_question(location, line_number, row)
-            row_id = question_id if question_id not in seen_ids else f"{question_id}@{day:%Y%m%d}"
-            if row_id in seen_ids:
-                raise ScrambledBenchError(
-                    line_error(location, line_number, f"question_id {question_id!r} repeats in one file")
-                )
-            seen_ids.add(row_id)
-            evidence = clean_evidence(raw_evidence)
-            if not evidence:
-                without_evidence += 1
-                continue
-            if is_paper_window:
-                for wrong, right in realtimeqa_paper.EVIDENCE_ERRATA.get(row_id, ()):
-                    evidence = evidence.replace(wrong, right)
-            content = (evidence, question, tuple(choices), answer)
-            if content in seen_content:
-                duplicates += 1
-                continue
-            seen_content.add(content)
-            excluded = is_paper_window and (
-                row_id in realtimeqa_paper.EXCLUDED_QUESTION_IDS
-                or row_id in realtimeqa_paper.ADDITIONAL_EXCLUSIONS
+            self._add(day, location, line_number, row)
+
+    def _add(self, day: dt.date, location: str, line_number: int, row: dict[str, Any]) -> None:
+        question_id, question, choices, answer, raw_evidence = _parse_question(location, line_number, row)
+        row_id = question_id if question_id not in self._ids else f"{question_id}@{day:%Y%m%d}"
+        if row_id in self._ids:
+            raise ScrambledBenchError(
+                line_error(location, line_number, f"question_id {question_id!r} repeats in one file")
             )
-            questions.append(
-                {
-                    "id": row_id,
-                    "original": evidence,
-                    "question": question,
-                    "choices": choices,
-                    "answer": answer,
-                    "used_for_qa": not excluded,
-                    "date": day.isoformat(),
-                }
-            )
-    # One row per distinct evidence; its question is the first one the evidence answers, if any.
-    by_evidence: dict[str, dict] = {}
+        self._ids.add(row_id)
+        evidence = clean_evidence(raw_evidence)
+        if not evidence:
+            self.without_evidence += 1
+            return
+        if self.paper_window:
+            for wrong, right in realtimeqa_paper.EVIDENCE_ERRATA.get(row_id, ()):
+                evidence = evidence.replace(wrong, right)
+        content = (evidence, question, tuple(choices), answer)
+        if content in self._contents:
+            self.duplicates += 1
+            return
+        self._contents.add(content)
+        excluded = self.paper_window and (
+            row_id in realtimeqa_paper.EXCLUDED_QUESTION_IDS
+            or row_id in realtimeqa_paper.ADDITIONAL_EXCLUSIONS
+        )
+        self.questions.append(
+            {
+                "id": row_id,
+                "original": evidence,
+                "question": question,
+                "choices": choices,
+                "answer": answer,
+                "used_for_qa": not excluded,
+                "date": day.isoformat(),
+            }
+        )
+
+
+def one_row_per_evidence(questions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """One row per distinct evidence (``original``), in first-seen order: its question is the first one the
+    evidence answers (``used_for_qa``), if any, else its first question. Also how many questions used for QA
+    were dropped because an earlier one shares their evidence.
+
+    >>> rows, dropped = one_row_per_evidence([
+    ...     {"id": "a", "original": "E.", "used_for_qa": False}, {"id": "b", "original": "E.", "used_for_qa": True},
+    ...     {"id": "c", "original": "E.", "used_for_qa": True}, {"id": "d", "original": "F.", "used_for_qa": True}])
+    >>> [row["id"] for row in rows], dropped
+    (['b', 'd'], 1)
+    """
+    by_evidence: dict[str, dict[str, Any]] = {}
     qa_sharing_evidence = 0
     for question in questions:
         chosen = by_evidence.get(question["original"])
@@ -245,18 +287,4 @@ def load(reader: SourceReader, *, window: str | None = None) -> SourceData:
                 qa_sharing_evidence += 1
             else:
                 by_evidence[question["original"]] = question
-    records = [
-        SourceRecord(scramble_key=f"realtimeqa/{row['id']}", fields=row) for row in by_evidence.values()
-    ]
-    notes = {
-        "window": format_window(span),
-        "paper_window": is_paper_window,
-        "questions_read": len(questions) + without_evidence + duplicates,
-        "dropped_without_evidence": without_evidence,
-        "dropped_duplicates": duplicates,
-        "excluded_from_qa_by_hand": sum(1 for q in questions if not q["used_for_qa"]),
-        "qa_questions_sharing_an_evidence_dropped": qa_sharing_evidence,
-        "rows": len(records),
-        "rows_used_for_qa": sum(1 for record in records if record.fields["used_for_qa"]),
-    }
-    return SourceData(info=INFO, records=records, notes=notes)
+    return list(by_evidence.values()), qa_sharing_evidence

@@ -71,6 +71,16 @@ class InspectHarness(Harness):
             raise self.no_logs(folder)
         return tasks
 
+    def variant_names(self, task: str, types: Sequence[str]) -> list[str]:
+        """The task file's names: the canonical task's name without its package, as an identifier.
+
+        >>> InspectHarness().variant_names("inspect_evals/arc_easy", ["kfl"])
+        ['arc_easy_kfl']
+        """
+        from scrambled_bench.integrations.inspect.variants import short_name
+
+        return [f"{short_name(task)}_{scramble_type}" for scramble_type in types]
+
     def metric_label(self, key: str) -> str:
         """A scorer's name as a reader reads it (its package left out).
 

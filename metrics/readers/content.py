@@ -2,7 +2,7 @@
 
 The careful reader uses this where an output answers in words: "the answer is Disneys" for the choice
 "Disney", "C) 371 days" when 371 is choice D, or an answer that never names a letter but says, sentence after
-sentence, that "the toddler" got in. The method, measured against a blind judge (docs/readers_disagreements.md):
+sentence, that "the toddler" got in. The method, measured against a blind judge (docs/readers/history.md):
 
 - words are compared by a crude stem (lower case, a plural or verb ending dropped: "Disneys" and "Disney",
   "developing" and "develop"), and numbers as numbers ("450,000" is "$450,000"; "4.5" stays one number);
@@ -25,6 +25,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+
+from scrambled_bench.metrics.readers.units import Rule
 
 # A word, or a number with its separators ("450,000", "4.5", "20.1"); an apostrophe ends a word ("Disney's"
 # is "disney" and "s", and "s" is a function word).
@@ -52,6 +54,19 @@ _NEGATION = re.compile(
 _CLAUSE_END = re.compile(r"[.,;:!?\n]+(?=\s|$)|\s(?:but|however|whereas|while)\s", re.IGNORECASE)
 # A sentence, with the mark that ends it.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+(?:[.!?]+|\n|$)")
+# A clause that says of what it names that it is no answer ("Choice A is not possible because ...", "The park is
+# not mentioned", "(B) is incorrect"), and one that says so of what the clause before it named ("The park is
+# closed, so they will not go there").
+_NOT_THE_ANSWER = r"(?:possible|mentioned|correct|right|true|the\s+(?:correct\s+|right\s+|best\s+)?answer|an?\s+(?:option|answer))"
+REJECTS = re.compile(
+    rf"\b(?:is|are|was|were|seems?|would\s+be)\s+(?:not\s+{_NOT_THE_ANSWER}|incorrect|wrong|false|impossible"
+    rf"|ruled\s+out|eliminated|excluded)\b|\b(?:isn't|aren't|wasn't|weren't)\s+{_NOT_THE_ANSWER}\b"
+    r"|\b(?:not|never)\s+(?:mentioned|stated|discussed)\b|\bcan\s+be\s+(?:ruled\s+out|eliminated|excluded)\b",
+    re.IGNORECASE,
+)
+REJECTS_THE_CLAUSE_BEFORE = re.compile(
+    r"\b(?:will|would|do|does|did|can|could|should)\s*(?:not|n't)\s+go\s+there\b", re.IGNORECASE
+)
 # A capitalised word, and how long a choice's name must be for one misspelt letter to still name it (shorter
 # names one letter apart are often other words: "Iran" and "Iraq").
 _CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]{3,}")
@@ -172,6 +187,10 @@ class ChoiceContent:
         ]
         self._all = set().union(*self.distinctive, *(alias for _, alias in self.aliases))
         self._choices = list(choices)
+        # a question whose choices themselves say "not mentioned", "is wrong" ... has no rejection to set aside
+        self.rejections_are_answers = any(
+            REJECTS.search(choice) or REJECTS_THE_CLAUSE_BEFORE.search(choice) for choice in choices
+        )
         self._stated: dict[str, int | None] = {}  # clause -> choice: a model in a loop repeats its clauses
 
     def stated(self, clause: str) -> int | None:
@@ -247,6 +266,31 @@ class ChoiceContent:
             and _negations_before(text, distinctive) <= _negations_before(self._choices[index], distinctive)
         }
 
+    def without_rejected(self, text: str) -> str:
+        """``text`` without the clauses that name a choice only to reject it (see :class:`RejectedChoice`)."""
+        if self.rejections_are_answers or not (
+            REJECTS.search(text) or REJECTS_THE_CLAUSE_BEFORE.search(text)
+        ):
+            return text
+        dropped: list[tuple[int, int]] = []
+        for sentence in _SENTENCE.finditer(text):
+            parts, start = [], sentence.start()
+            for end in _CLAUSE_END.finditer(text, sentence.start(), sentence.end()):
+                parts.append((start, end.start()))
+                start = end.end()
+            parts.append((start, sentence.end()))
+            spans = [
+                # the clause before is what is rejected where the rejection has no subject of its own ("Amazon
+                # and Google, are not mentioned") or points back ("..., so they will not go there")
+                (parts[i - 1][0] if i and (_opens_with_rejection(text[s:e]) or back) else s, e)
+                for i, (s, e) in enumerate(parts)
+                if (back := REJECTS_THE_CLAUSE_BEFORE.search(text, s, e)) or REJECTS.search(text, s, e)
+            ]
+            kept = "".join(text[s:e] for s, e in _between(sentence.span(), spans))
+            # a sentence left without a word goes whole, so that it is no sentence of its own
+            dropped += [sentence.span()] if not _WORD.search(kept) else spans
+        return "".join(text[s:e] for s, e in _between((0, len(text)), dropped))
+
     def statements(self, text: str) -> list[int]:
         """The index of the choice each clause of ``text`` states, for the clauses that state one; a question
         ("Could it be the toddler?") states nothing."""
@@ -286,3 +330,62 @@ def _negations_before(text: str, distinctive: set[str]) -> int:
         (word.start() for word in _WORD.finditer(text) if stem(word.group()) in distinctive), len(text)
     )
     return len(_NEGATION.findall(text, 0, first))
+
+
+def _opens_with_rejection(clause: str) -> bool:
+    """Whether ``clause`` is a rejection with no subject of its own ("are not mentioned in the evidence").
+
+    >>> _opens_with_rejection(" are not mentioned in the evidence"), _opens_with_rejection("Amazon is wrong")
+    (True, False)
+    """
+    return bool(REJECTS.match(clause.lstrip()))
+
+
+def _between(span: tuple[int, int], holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``span`` outside the (possibly overlapping) ``holes``.
+
+    >>> _between((0, 10), [(2, 4), (3, 6)])
+    [(0, 2), (6, 10)]
+    """
+    parts, position = [], span[0]
+    for start, end in sorted(holes):
+        if start > position:
+            parts.append((position, start))
+        position = max(position, end)
+    return [*parts, (position, span[1])] if position < span[1] else parts
+
+
+class RejectedChoice(Rule):
+    """A choice named only to be rejected or denied states no answer: a clause that says of what it names that
+    it is not possible, not mentioned, not correct, not the answer, wrong, or ruled out ("Choice A is not
+    possible because ...", "The park is not mentioned."), and the clause before one that says "so they will
+    not go there", are set aside before an answer's content is weighed. The answer left standing is read;
+    the rejected choices are no tour of the choices and no conflict. Where a question's own choices say so
+    ("Not mentioned."), nothing is set aside.
+
+    >>> content = ChoiceContent(["To the park.", "To the library.", "To the museum."])
+    >>> REJECTED_CHOICE.set_aside("They go to the museum. The park is closed, so they will not go there.", content)
+    'They go to the museum.'
+    >>> REJECTED_CHOICE.set_aside("Choice A is not possible because the park is closed. So, the museum.", content)
+    ' So, the museum.'
+    """
+
+    name = "rejected-choice"
+    patterns = (REJECTS, REJECTS_THE_CLAUSE_BEFORE)
+    gives_own = False
+
+    def set_aside(self, text: str, content: ChoiceContent) -> str:
+        return content.without_rejected(text)
+
+    def apart(self, text: str, answer) -> str:
+        """``text``, what follows an answer the checks weigh (``answer``, a checks.Answer), without the clauses
+        that reject a choice."""
+        return self.set_aside(text, answer.choices.content)
+
+    def rejects(self, text: str, content: ChoiceContent) -> bool:
+        """Whether ``text``, what follows a choice's letter and text, begins by rejecting it ("(A) To the park
+        is not correct")."""
+        return not content.rejections_are_answers and bool(REJECTS.match(text.lstrip(" ,")))
+
+
+REJECTED_CHOICE = RejectedChoice()

@@ -8,7 +8,7 @@ import re
 from scrambled_bench.metrics.readers.common import Reading
 
 #: The rules a ScrRec reading names, in the order the steps run (``empty`` when nothing is left). Each is a
-#: section of the rulebook, docs/readers_disagreements.md; a test keeps the two in step.
+#: section of the rulebook, docs/readers/rules.md; a test keeps the two in step.
 RECOVERY_RULES = (
     "prompt-continuation",
     "code-fence",

@@ -1,23 +1,33 @@
-"""What the Scrambled Bench metric modules share: the paper's citation and links, the module info, input
-checks, the checked ``add_batch``/``compute``, edit distances, and the one set of interval functions (Wilson for
-proportions, BCa bootstrap with a percentile fallback for means and ratios) that every number of the package
-uses: the modules, ``run``, ``score`` and ``report`` import them from here.
+# Generated: do not edit. This is scrambled_bench.metrics.shared (metrics/shared.py in the scrambled-bench
+# repository), copied into this metric folder so that the folder is self-contained for evaluate.load and its
+# Hugging Face Space. To change it, edit metrics/shared.py, then run `python scripts/sync_metric_folders.py`.
+"""What the Scrambled Bench metric modules share, in one home: the paper's citation and links, the module
+info, input checks, the checked ``add_batch``/``compute``, edit distances, and the one set of interval
+functions (Wilson for proportions, BCa bootstrap with a percentile fallback for means and ratios) that every
+number of the package uses: the metric modules, and ``run``, ``score`` and ``report`` through
+:mod:`scrambled_bench.metrics.statistics`, take them from here.
 
-Every metric folder carries an identical copy of this file, the way evaluate's ``bleu`` carries
-``tokenizer_13a.py``, so each folder stays self-contained and can be pushed as a Hub Space as it is
-(``evaluate.load`` copies a script's relative imports beside it). A test keeps the copies identical.
+Every metric folder carries a generated copy of this file, ``scrambled_bench_shared.py``, the way evaluate's
+``bleu`` carries ``tokenizer_13a.py``, so that each folder stays self-contained and can be pushed as a Hub
+Space as it is (``evaluate.load`` copies a script's relative imports beside it). So this file imports
+nothing of scrambled_bench, only what the folders' ``requirements.txt`` install. After editing it, run
+``python scripts/sync_metric_folders.py`` (:mod:`scrambled_bench.metrics.folders`); a test fails while a
+copy differs from it.
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from statistics import NormalDist  # the standard library's, not scrambled_bench.metrics.statistics
+from typing import TYPE_CHECKING, Any
 
-import datasets
-import evaluate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
+
+if TYPE_CHECKING:
+    import evaluate
 
 PAPER_URL = "https://arxiv.org/abs/2311.18805"
 CODE_URL = "https://github.com/ccqq77/unnatural-error-correction"
@@ -47,6 +57,11 @@ def metric_info(
     >>> metric_info("RR", "Args: ...", ["predictions", "references"]).features["references"]
     Value('string')
     """
+    # datasets and evaluate take seconds to import: only a metric module's info needs them, not the
+    # intervals that scrambled_bench.metrics.statistics (report, probe) takes from here
+    import datasets
+    import evaluate
+
     return evaluate.MetricInfo(
         module_type="metric",
         description=description,
@@ -152,8 +167,6 @@ def wilson_interval(successes: int, n: int, confidence_level: float) -> list[flo
     >>> [round(bound, 4) for bound in wilson_interval(0, 6, 0.95)]
     [0.0, 0.3903]
     """
-    from statistics import NormalDist
-
     if n < 1:
         raise ValueError(f"a proportion needs at least one sample, got n={n}")
     z = NormalDist().inv_cdf(1.0 - (1.0 - confidence_level) / 2.0)
@@ -192,27 +205,52 @@ def bootstrap_interval(
     >>> bootstrap_interval(lambda idx: np.full(idx.shape[:-1], np.nan), 6, 0.9, 200, 0)["interval"] is None
     True
     """
-    import warnings
-
-    from scipy.stats import bootstrap
-
-    indices = np.arange(n_samples)
     if n_samples < 2:  # one sample: every resample is that sample (scipy needs two)
-        values = np.atleast_1d(np.asarray(statistic(indices), dtype=float))
-        defined = bool(values.size) and not np.isnan(values[0])
-        interval = [float(values[0])] * 2 if defined else None
-        return {
-            "interval": interval,
-            "method": PERCENTILE,
-            "undefined_resamples": 0 if defined else n_resamples,
-            "standard_error": 0.0 if defined else None,
-        }
+        return _one_sample_interval(statistic, n_samples, n_resamples)
+    result = _scipy_bootstrap(statistic, n_samples, confidence_level, n_resamples, seed)
+    return _interval_of(result, confidence_level)
+
+
+def _bootstrap_result(
+    interval: list[float] | None, method: str, undefined: int, spread: float | None
+) -> dict[str, Any]:
+    """What :func:`bootstrap_interval` returns, by its four names."""
+    return {
+        "interval": interval,
+        "method": method,
+        "undefined_resamples": undefined,
+        "standard_error": spread,
+    }
+
+
+def _one_sample_interval(
+    statistic: Callable[[np.ndarray], np.ndarray], n_samples: int, n_resamples: int
+) -> dict[str, Any]:
+    """The interval of fewer than two samples: every resample is the sample, so the interval is its value
+    (zero spread), or None with every resample undefined where the statistic is undefined on it."""
+    values = np.atleast_1d(np.asarray(statistic(np.arange(n_samples)), dtype=float))
+    if values.size and not np.isnan(values[0]):
+        return _bootstrap_result([float(values[0])] * 2, PERCENTILE, 0, 0.0)
+    return _bootstrap_result(None, PERCENTILE, n_resamples, None)
+
+
+def _scipy_bootstrap(
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n_samples: int,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+) -> Any:
+    """``scipy.stats.bootstrap``'s BCa result over the sample indices, seeded, its warnings silenced:
+    degenerate or partly undefined resamples make BCa NaN (with a warning), and :func:`_interval_of` then
+    takes the percentile interval instead."""
+    from scipy.stats import bootstrap  # scipy.stats is slow to import; only the bootstrap needs it
+
     with warnings.catch_warnings():
-        # degenerate or partly undefined resamples make BCa NaN (with a warning); the percentile follows
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            result = bootstrap(
-                (indices,),
+            return bootstrap(
+                (np.arange(n_samples),),
                 lambda idx, axis=-1: np.asarray(statistic(idx), dtype=float),
                 n_resamples=n_resamples,
                 vectorized=True,
@@ -220,38 +258,29 @@ def bootstrap_interval(
                 method="BCa",
                 **_seeded(bootstrap, seed),
             )
+
+
+def _interval_of(result: Any, confidence_level: float) -> dict[str, Any]:
+    """The interval a bootstrap ``result`` gives: BCa's where every resample defines the statistic and BCa
+    is finite; a point where every defined resample agrees; else the percentile interval of the defined
+    resamples (None where none is defined)."""
     distribution = np.asarray(result.bootstrap_distribution, dtype=float)
     defined = distribution[~np.isnan(distribution)]
     undefined = int(distribution.size - defined.size)
     if defined.size == 0:
-        return {
-            "interval": None,
-            "method": PERCENTILE,
-            "undefined_resamples": undefined,
-            "standard_error": None,
-        }
+        return _bootstrap_result(None, PERCENTILE, undefined, None)
     spread = float(np.std(defined, ddof=1)) if defined.size > 1 else 0.0
     if np.ptp(defined) <= 1e-12 * max(1.0, float(np.abs(defined).max())):
         # every resample agrees, up to rounding (a mean of equal values may differ in its last bit): BCa is
         # undefined, or unstable enough to put its low end above its high end
         value = float(np.median(defined))
-        return {
-            "interval": [value, value],
-            "method": PERCENTILE,
-            "undefined_resamples": undefined,
-            "standard_error": spread,
-        }
+        return _bootstrap_result([value, value], PERCENTILE, undefined, spread)
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if undefined == 0 and not (np.isnan(low) or np.isnan(high)):
-        return {"interval": [low, high], "method": BCA, "undefined_resamples": 0, "standard_error": spread}
+        return _bootstrap_result([low, high], BCA, 0, spread)
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return {
-        "interval": [float(low), float(high)],
-        "method": PERCENTILE,
-        "undefined_resamples": undefined,
-        "standard_error": spread,
-    }
+    return _bootstrap_result([float(low), float(high)], PERCENTILE, undefined, spread)
 
 
 def _seeded(bootstrap: Callable[..., Any], seed: int) -> dict[str, Any]:

@@ -90,7 +90,7 @@ def build_figures(
     [('scale', "no run's size is known (pass --params, e.g. --params 135M)")]
     >>> plt.close("all")
     """
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is heavy; only a drawn figure needs it
 
     matplotlib.use("Agg")
     inputs = FigureInputs(runs, tuple(paper), dict(sizes or {}))
@@ -119,7 +119,7 @@ def plot_figures(
     scale.png not drawn: no run's size is known (pass --params, e.g. --params 135M)
     ['scrqa.png', 'scrqa.svg']
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is heavy; only a drawn figure needs it
 
     written: list[Path] = []
     for one in build_figures(runs, paper=paper, sizes=sizes):
@@ -149,6 +149,7 @@ def svg_figures(
     >>> [(figure.name, svg[:4]) for figure, svg in svg_figures([EXAMPLE_RUN])]
     [('scrqa', '<svg')]
     """
+    # deferred: matplotlib is heavy; only a drawn figure needs it
     import matplotlib
     import matplotlib.pyplot as plt
 

@@ -23,6 +23,7 @@ from scrambled_bench.report.figures.common import (
     grid,
     label_outer,
     places,
+    shared_keys,
     shown,
     spare,
     undefined_reasons,
@@ -87,15 +88,18 @@ def _paper_bars(table: str, models: Sequence[Any], anchors: set[str]) -> dict[st
     return bars
 
 
+Panel = tuple[str, dict[str, dict[str, Bar]], str]
+"""A panel's title, its bars (per scramble type, per category) and whose they are: ``run``, ``model`` (one
+of the paper's, hatched) or ``band`` (the paper's models' median and range, hatched)."""
+
+
 def category_figure(
     task: Task, dataset: str, runs: Sequence[Run], inputs: FigureInputs, *, title: str = ""
 ) -> Any:
     """A panel per run with categories, then the paper's models' panel(s); one color per scramble type."""
-    from matplotlib.patches import Patch
-
     table = task.view.categories[dataset].gain_paper_table
     anchors = set(task.anchors)
-    panels: list[tuple[str, dict[str, dict[str, Bar]], str]] = []  # title, bars, kind (run, model, band)
+    panels: list[Panel] = []
     reasons: list[str] = []
     for run in runs:
         bars, why = _run_bars(run, task, dataset, anchors)
@@ -113,60 +117,94 @@ def category_figure(
     types = ordered_types({t for _, bars, _ in panels for t in bars})
     colours = {t: f"C{i % 10}" for i, t in enumerate(types)}
     rows, columns, where = places(len(panels))
-    keys = [[0 if (r, c) in where else None for c in range(columns)] for r in range(rows)]
+    keys = shared_keys(rows, columns, where)
     fig, axes = grid(rows, columns, panel=PANEL, share_x=keys, share_y=keys)
-    width = 0.8 / max(1, len(types))
     below_zero = False
-    for index, (panel_title, bars, kind) in enumerate(panels):
-        ax = axes[where[index][0]][where[index][1]]
-        for number, scramble_type in enumerate(types):
-            per = bars.get(scramble_type, {})
-            xs = [i + (number - (len(types) - 1) / 2) * width for i in range(len(categories))]
-            heights = [math.nan if per.get(c, (None,))[0] is None else per[c][0] for c in categories]
-            # no interval: no error bar (NaN); a zero-width one is drawn, as its caps
-            errors = [[math.nan] * len(categories), [math.nan] * len(categories)]
-            for i, c in enumerate(categories):
-                value, interval, _ = per.get(c, (None, None, False))
-                if value is not None and interval:
-                    errors[0][i], errors[1][i] = max(0.0, value - interval[0]), max(0.0, interval[1] - value)
-            ax.bar(
-                xs,
-                heights,
-                width,
-                yerr=None if kind == "model" else errors,
-                error_kw={
-                    "ecolor": MEDIAN_COLOUR if kind == "band" else "0.15",
-                    "capsize": 2,
-                    "linewidth": 1,
-                },
-                color=colours[scramble_type],
-                alpha=1.0 if kind == "run" else 0.55,
-                hatch=None if kind == "run" else "//",
-                edgecolor=colours[scramble_type],
-            )
-            below = [x for x, c in zip(xs, categories) if per.get(c, (None, None, False))[2]]
-            if below:
-                draw_below_zero(ax, below, colours[scramble_type])
-                below_zero = True
-        ax.set_xticks(range(len(categories)), categories, fontsize="small")
-        ax.axhline(0, color="0.5", linewidth=0.8)
-        ax.set_title(panel_title, fontsize="medium")
-        ax.set_ylabel(RPG.axis_label)
-        ax.set_xlabel("question category")
-        ax.grid(alpha=0.3, axis="y")
+    for index, panel in enumerate(panels):
+        below_zero |= _draw_category_panel(axes[where[index][0]][where[index][1]], panel, categories, colours)
     label_outer(axes, keys, keys)
+    notes = _category_notes(banded=inputs.band and bool(held), reasons=reasons, below_zero=below_zero)
+    finish(
+        fig,
+        visible(axes),
+        _category_legend(colours, table if held else None),
+        notes,
+        title=title,
+        cells=spare(axes),
+    )
+    return fig
+
+
+def _draw_category_panel(ax: Any, panel: Panel, categories: Sequence[str], colours: dict[str, str]) -> bool:
+    """A group of bars per category, a bar per scramble type (``colours``' order), with their intervals
+    (none for one paper model); whether a "< 0" was drawn."""
+    panel_title, bars, kind = panel
+    width = 0.8 / max(1, len(colours))
+    below_zero = False
+    for number, (scramble_type, colour) in enumerate(colours.items()):
+        per = bars.get(scramble_type, {})
+        xs = [i + (number - (len(colours) - 1) / 2) * width for i in range(len(categories))]
+        heights = [math.nan if per.get(c, (None,))[0] is None else per[c][0] for c in categories]
+        ax.bar(
+            xs,
+            heights,
+            width,
+            yerr=None if kind == "model" else _bar_errors(per, categories),
+            error_kw={"ecolor": MEDIAN_COLOUR if kind == "band" else "0.15", "capsize": 2, "linewidth": 1},
+            color=colour,
+            alpha=1.0 if kind == "run" else 0.55,
+            hatch=None if kind == "run" else "//",
+            edgecolor=colour,
+        )
+        below = [x for x, c in zip(xs, categories) if per.get(c, (None, None, False))[2]]
+        if below:
+            draw_below_zero(ax, below, colour)
+            below_zero = True
+    ax.set_xticks(range(len(categories)), categories, fontsize="small")
+    ax.axhline(0, color="0.5", linewidth=0.8)
+    ax.set_title(panel_title, fontsize="medium")
+    ax.set_ylabel(RPG.axis_label)
+    ax.set_xlabel("question category")
+    ax.grid(alpha=0.3, axis="y")
+    return below_zero
+
+
+def _bar_errors(per: dict[str, Bar], categories: Sequence[str]) -> list[list[float]]:
+    """matplotlib's (below, above) errors of one type's bars: NaN (no error bar) where a bar has no
+    interval; a zero-width one is kept (drawn as its caps).
+
+    >>> _bar_errors({"a": (10.0, [5.0, 12.0], False), "b": (3.0, None, False)}, ["a", "b", "c"])
+    [[5.0, nan, nan], [2.0, nan, nan]]
+    """
+    errors = [[math.nan] * len(categories), [math.nan] * len(categories)]
+    for i, c in enumerate(categories):
+        value, interval, _ = per.get(c, (None, None, False))
+        if value is not None and interval:
+            errors[0][i], errors[1][i] = max(0.0, value - interval[0]), max(0.0, interval[1] - value)
+    return errors
+
+
+def _category_legend(colours: dict[str, str], paper_table: str | None) -> dict[str, Any]:
+    """A color patch per scramble type, and the hatching of the paper's bars where they are drawn."""
+    from matplotlib.patches import Patch  # deferred: matplotlib is heavy; only a drawn figure needs it
+
     entries: dict[str, Any] = {t: Patch(color=c) for t, c in colours.items()}
-    if held:
-        entries[f"hatched: the paper's ({table_name(table)})"] = Patch(
+    if paper_table is not None:
+        entries[f"hatched: the paper's ({table_name(paper_table)})"] = Patch(
             facecolor="0.85", edgecolor="0.3", hatch="//"
         )
+    return entries
+
+
+def _category_notes(*, banded: bool, reasons: Sequence[str], below_zero: bool) -> list[str]:
+    """What the bars, the hatched bars of the paper's band, the gaps and the "< 0" triangles mean."""
     notes = [
         (
             f"{RPG.label} per question category; bar color: scramble type (key above). Your runs' error "
             "bars: the interval results.json stores."
         )
     ]
-    if inputs.band and held:
+    if banded:
         notes.append(
             f"The paper's models ({PAPER_CITATION}), hatched: the bar is their median, the whiskers their range "
             "(lowest to highest)."
@@ -175,8 +213,7 @@ def category_figure(
         notes.append(f"Gaps: {RPG.label} undefined ({reasons[0]}).")
     if below_zero:
         notes.append(BELOW_ZERO_NOTE)
-    finish(fig, visible(axes), entries, notes, title=title, cells=spare(axes))
-    return fig
+    return notes
 
 
 def figures(tasks: Sequence[Task], inputs: FigureInputs) -> list[ReportFigure]:

@@ -36,6 +36,7 @@ from scrambled_bench.plots import (
     places,
     save_options,
     save_png_and_svg,
+    shared_keys,
     spare,
     visible,
     wrap,
@@ -48,7 +49,7 @@ from scrambled_bench.report.paper import (
     paper_keys,
     paper_models,
 )
-from scrambled_bench.report.params import ParameterCount
+from scrambled_bench.report.params import ParameterCount, format_parameters
 from scrambled_bench.report.runs import Run
 
 Point = tuple[float | None, Sequence[float] | None]
@@ -236,8 +237,6 @@ def paper_marker_note(models: Iterable[PaperModel]) -> str:
     >>> paper_marker_note(select_paper_models("gpt-4,gpt-3.5-turbo,llama-2-7b,llama-2-7b-chat"))
     "Hollow markers, dashed lines: the paper's models; color: model family; shape: size (triangle: 7B; cross, plus: undisclosed)."
     """
-    from scrambled_bench.report.params import format_parameters
-
     shapes: dict[str, list[str]] = {}
     for model in sorted(models, key=lambda m: m.parameters or math.inf):
         size = "undisclosed" if model.parameters is None else format_parameters(model.parameters)
@@ -246,6 +245,21 @@ def paper_marker_note(models: Iterable[PaperModel]) -> str:
             shapes[size].append(shape)
     sizes = "; ".join(f"{', '.join(names)}: {size}" for size, names in shapes.items())
     return f"Hollow markers, dashed lines: the paper's models; color: model family; shape: size ({sizes})."
+
+
+def paper_notes(named: Sequence[PaperModel], *, band: bool, below_zero: bool) -> list[str]:
+    """The notes on how a figure draws the paper's models: the ``named`` ones' markers, the ``band``, and
+    the triangle of a "< 0".
+
+    >>> paper_notes([], band=True, below_zero=False) == [BAND_NOTE]
+    True
+    """
+    notes = [paper_marker_note(named)] if named else []
+    if band:
+        notes.append(BAND_NOTE)
+    if below_zero:
+        notes.append(BELOW_ZERO_NOTE)
+    return notes
 
 
 def series_look(series: Series, number: int) -> dict[str, Any]:
@@ -299,7 +313,7 @@ def yerr(value: float, interval: Sequence[float] | None) -> list[list[float]] | 
 
 def draw_below_zero(ax: Any, xs: Sequence[float], colour: str) -> None:
     """The small triangle under a point drawn at 0 where the paper prints only "< 0"."""
-    from matplotlib.path import Path as MarkerPath
+    from matplotlib.path import Path as MarkerPath  # deferred: matplotlib is heavy
 
     # a marker path is scaled to its largest coordinate: the triangle sits 0.28-0.5 markersizes below
     triangle = MarkerPath([(-0.75, -1.1), (0.75, -1.1), (0.0, -2.0), (-0.75, -1.1)], closed=True)
@@ -391,7 +405,7 @@ def clip_outliers(
 
 def _draw_clipped(ax: Any, mark: Mark, *, above: bool) -> None:
     """An arrow to the panel's edge at ``mark.x``, pointing the way the value lies, with the value beside."""
-    from matplotlib.transforms import blended_transform_factory
+    from matplotlib.transforms import blended_transform_factory  # deferred: matplotlib is heavy
 
     edge = blended_transform_factory(ax.transData, ax.transAxes)
     ax.annotate(
@@ -409,6 +423,22 @@ def _draw_clipped(ax: Any, mark: Mark, *, above: bool) -> None:
         annotation_clip=False,
         zorder=6,
     )
+
+
+@dataclass
+class Drawn:
+    """What a figure's panels drew, gathered panel by panel: the notes under the figure, whether a "< 0"
+    was drawn, and per panel the values drawn and the paper's range there (for :func:`clip_outliers`)."""
+
+    notes: list[str] = field(default_factory=list)
+    below_zero: bool = False
+    marks: dict[Any, list[Mark]] = field(default_factory=dict)
+    ranges: dict[Any, tuple[float, float] | None] = field(default_factory=dict)
+
+    def clip_outliers(self) -> None:
+        """:func:`clip_outliers` on every panel, and its note where a value was clipped."""
+        if clip_outliers(self.marks, self.ranges):
+            self.notes.append(CLIPPED_NOTE)
 
 
 @dataclass(frozen=True)
@@ -514,6 +544,7 @@ __all__ = [
     "SIZE_MARKERS",
     "SPARE_MARKERS",
     "BandPoint",
+    "Drawn",
     "FigureInputs",
     "Mark",
     "ReportFigure",
@@ -532,6 +563,7 @@ __all__ = [
     "numbered",
     "paper_look",
     "paper_marker_note",
+    "paper_notes",
     "paper_range",
     "places",
     "point",
@@ -539,6 +571,7 @@ __all__ = [
     "save_options",
     "save_png_and_svg",
     "series_look",
+    "shared_keys",
     "shown",
     "spare",
     "undefined_reasons",

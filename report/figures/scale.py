@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from scrambled_bench.evaluation.tasks import TASKS, Task
+from scrambled_bench.evaluation.tasks import TASKS, Metric, Task
 from scrambled_bench.report.figures.common import (
-    BELOW_ZERO_NOTE,
-    CLIPPED_NOTE,
+    Drawn,
     FigureInputs,
     Mark,
     ReportFigure,
-    clip_outliers,
     dodge,
     draw_below_zero,
     finish,
@@ -29,7 +28,7 @@ from scrambled_bench.report.figures.common import (
     label_outer,
     note_undefined,
     paper_look,
-    paper_marker_note,
+    paper_notes,
     paper_range,
     point,
     run_look,
@@ -48,6 +47,18 @@ NAME_SIZE = 6.5
 """Points: the models' names beside their points."""
 
 Panel = tuple[Task, str]
+
+SCALE_NOTE = (
+    f"The paper's models ({PAPER_CITATION}) of disclosed size: each point named beside it, the sizes of one "
+    "family joined by a dashed line of its color; your runs: filled circles with the interval results.json "
+    "stores."
+)
+"""The lead note under the figure."""
+
+
+def _headline(task: Task) -> Metric:
+    """The metric the figure plots for a task."""
+    return task.view.headline or task.metrics[-1]
 
 
 def _place_names(ax: Any, named: Sequence[tuple[str, float, float, str]]) -> None:
@@ -92,7 +103,7 @@ def _placed_runs(
     task: Task, dataset: str, inputs: FigureInputs
 ) -> tuple[list[tuple[int, Any, Any, float, Any]], list[str]]:
     """The runs placeable in a panel (number, run, size, value, interval) and, for the others, why not."""
-    metric = task.view.headline or task.metrics[-1]
+    metric = _headline(task)
     placed, notes = [], []
     for number, run in enumerate(inputs.runs):
         entries = run.by_type(task.name, dataset)
@@ -117,47 +128,87 @@ def _placed_runs(
     return placed, notes
 
 
-def _draw_panel(
-    ax: Any, task: Task, dataset: str, inputs: FigureInputs, families: dict[str, str]
-) -> tuple[list[str], list[tuple[str, float, float, str]], bool, list[PaperModel], list[Mark]]:
-    """The paper's models of disclosed size and the placeable runs; returns the notes, the names to place,
-    whether a "< 0" was drawn, the models drawn and the runs' points (for :func:`clip_outliers`)."""
-    metric = task.view.headline or task.metrics[-1]
-    table = task.view.paper_tables.get(dataset)
-    names: list[tuple[str, float, float, str]] = []
-    undisclosed: list[str] = []
-    unnamed: list[str] = []
-    drawn: list[PaperModel] = []
-    marks: list[Mark] = []
-    below_zero = False
+Name = tuple[str, float, float, str]
+"""A name to place beside its point: (name, x, y, color)."""
+
+
+@dataclass
+class _Panel:
+    """What one panel drew: the names to place, the paper's models drawn (and those not drawn: no size; or
+    not named: "< 0"), the values drawn (for :func:`clip_outliers`), and its notes."""
+
+    names: list[Name] = field(default_factory=list)
+    models: list[PaperModel] = field(default_factory=list)
+    undisclosed: list[str] = field(default_factory=list)
+    unnamed: list[str] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    below_zero: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _draw_panel(ax: Any, task: Task, dataset: str, inputs: FigureInputs, families: dict[str, str]) -> _Panel:
+    """The paper's models of disclosed size and the placeable runs; what was drawn (``families``: the
+    color of each model family drawn, for the legend)."""
+    metric = _headline(task)
+    panel = _Panel()
+    _draw_paper_models(ax, task.view.paper_tables.get(dataset), metric, inputs.paper, families, panel)
+    placed, panel.notes = _placed_runs(task, dataset, inputs)
+    _draw_runs(ax, placed, panel)
+    if panel.unnamed:
+        panel.notes.append(
+            f"{task.view.panel_titles[dataset]}: below 0 in the paper (drawn at 0, not named): {', '.join(panel.unnamed)}."
+        )
+    if panel.undisclosed:
+        panel.notes.append(f"Size undisclosed, not drawn: {', '.join(panel.undisclosed)}.")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters (count, log scale)")
+    ax.set_ylabel(f"{metric.axis_label} at {SCALE_TYPE}")
+    ax.set_title(task.view.panel_titles[dataset], fontsize="medium")
+    ax.grid(alpha=0.3, which="both")
+    if not panel.names and not placed and not panel.unnamed:
+        note_undefined(ax, metric.label, [])
+    return panel
+
+
+def _draw_paper_models(
+    ax: Any,
+    table: str | None,
+    metric: Metric,
+    models: Sequence[PaperModel],
+    families: dict[str, str],
+    panel: _Panel,
+) -> None:
+    """Each of the paper's ``models`` of disclosed size with a value at rs100 as a point (a "< 0" at 0 with
+    its triangle), the sizes of one family joined by a dashed line."""
     lines: dict[str, list[tuple[int, float]]] = {}
-    for model in models_in(table, inputs.paper):
+    for model in models_in(table, models):
         cell = paper_cell(table, model, metric.label, SCALE_TYPE)
         if cell is None:
             continue
         if model.parameters is None:
-            undisclosed.append(model.name)
+            panel.undisclosed.append(model.name)
             continue
         look = paper_look(model)
         value = 0.0 if cell.below_zero else cell.value
         ax.plot(model.parameters, value, **{**look, "linestyle": "none"})
-        marks.append(Mark(model.parameters, value, None, look["color"], reference=True))
-        if cell.below_zero:
-            draw_below_zero(ax, [model.parameters], look["color"])
-            below_zero = True
-        else:  # a line through "< 0" drawn at 0 would state a value the paper does not
-            lines.setdefault(model.family, []).append((model.parameters, value))
+        panel.marks.append(Mark(model.parameters, value, None, look["color"], reference=True))
         families.setdefault(model.family, look["color"])
         if cell.below_zero:  # no value to name: the name goes under the figure
-            unnamed.append(model.name)
-        else:
-            names.append((model.name, model.parameters, value, look["color"]))
-        drawn.append(model)
+            draw_below_zero(ax, [model.parameters], look["color"])
+            panel.below_zero = True
+            panel.unnamed.append(model.name)
+        else:  # a line through "< 0" drawn at 0 would state a value the paper does not
+            lines.setdefault(model.family, []).append((model.parameters, value))
+            panel.names.append((model.name, model.parameters, value, look["color"]))
+        panel.models.append(model)
     for family, points in lines.items():
         if len(points) > 1:
             ax.plot(*zip(*sorted(points)), linestyle="--", color=families[family], linewidth=0.9, zorder=1)
-    placed, notes = _placed_runs(task, dataset, inputs)
-    # runs of one size side by side (a log axis: offsets are factors)
+
+
+def _draw_runs(ax: Any, placed: Sequence[tuple[int, Any, Any, float, Any]], panel: _Panel) -> None:
+    """The placeable runs, at their size; runs of one size side by side (a log axis: offsets are
+    factors)."""
     for (number, run, size, value, ci), offset in zip(placed, dodge(len(placed), 0.12)):
         look = {**run_look(number), "linestyle": "none"}
         ax.errorbar(
@@ -168,21 +219,7 @@ def _draw_panel(
             label=f"{run.label} ({format_parameters(size.count)})",
             **look,
         )
-        marks.append(Mark(size.count * 10**offset, value, ci, look["color"]))
-    if unnamed:
-        notes.append(
-            f"{task.view.panel_titles[dataset]}: below 0 in the paper (drawn at 0, not named): {', '.join(unnamed)}."
-        )
-    if undisclosed:
-        notes.append(f"Size undisclosed, not drawn: {', '.join(undisclosed)}.")
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters (count, log scale)")
-    ax.set_ylabel(f"{metric.axis_label} at {SCALE_TYPE}")
-    ax.set_title(task.view.panel_titles[dataset], fontsize="medium")
-    ax.grid(alpha=0.3, which="both")
-    if not names and not placed and not unnamed:
-        note_undefined(ax, metric.label, [])
-    return notes, names, below_zero, drawn, marks
+        panel.marks.append(Mark(size.count * 10**offset, value, ci, look["color"]))
 
 
 def scale_figure(panels: Sequence[Panel], inputs: FigureInputs, *, title: str = "") -> Any:
@@ -195,65 +232,48 @@ def scale_figure(panels: Sequence[Panel], inputs: FigureInputs, *, title: str = 
     ('ScrQA, DREAM', 'log')
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    from matplotlib.lines import Line2D
-
     columns = min(COLUMNS, len(panels))
-    rows = math.ceil(len(panels) / columns)
-    at = [[r * columns + c for c in range(columns)] for r in range(rows)]
+    at = [[r * columns + c for c in range(columns)] for r in range(math.ceil(len(panels) / columns))]
     share_x = [[0 if i < len(panels) else None for i in row] for row in at]
-    share_y = [
-        [
-            (panels[i][0].view.headline or panels[i][0].metrics[-1]).key if i < len(panels) else None
-            for i in row
-        ]
-        for row in at
-    ]
-    fig, axes = grid(rows, columns, panel=PANEL, share_x=share_x, share_y=share_y)
+    share_y = [[_headline(panels[i][0]).key if i < len(panels) else None for i in row] for row in at]
+    fig, axes = grid(len(at), columns, panel=PANEL, share_x=share_x, share_y=share_y)
     families: dict[str, str] = {}
-    notes: list[str] = []
-    below_zero = False
-    drawn: dict[PaperModel, None] = {}
-    names = []
-    marks: dict[Any, list[Mark]] = {}
-    ranges: dict[Any, tuple[float, float] | None] = {}
+    drawn = Drawn()
+    models: dict[PaperModel, None] = {}
+    names: list[tuple[Any, list[Name]]] = []
     for index, (task, dataset) in enumerate(panels):
         ax = axes[index // columns][index % columns]
-        panel_notes, panel_names, below, models, marks[ax] = _draw_panel(ax, task, dataset, inputs, families)
-        metric = task.view.headline or task.metrics[-1]
-        ranges[ax] = paper_range(task.view.paper_tables.get(dataset), metric.label)
-        notes += panel_notes
-        names.append((ax, panel_names))
-        below_zero |= below
-        drawn.update(dict.fromkeys(models))
-    sizes = [m.parameters for m in drawn if m.parameters] + [s.count for s in inputs.sizes.values()]
+        panel = _draw_panel(ax, task, dataset, inputs, families)
+        drawn.marks[ax] = panel.marks
+        drawn.ranges[ax] = paper_range(task.view.paper_tables.get(dataset), _headline(task).label)
+        drawn.notes += panel.notes
+        drawn.below_zero |= panel.below_zero
+        names.append((ax, panel.names))
+        models.update(dict.fromkeys(panel.models))
+    sizes = [m.parameters for m in models if m.parameters] + [s.count for s in inputs.sizes.values()]
     if sizes:  # one parameter range for every panel, with room for the names
         axes[0][0].set_xlim(min(sizes) / 2.5, max(sizes) * 2.5)
     label_outer(axes, share_x, share_y)
-    if clip_outliers(marks, ranges):
-        notes.append(CLIPPED_NOTE)
+    drawn.clip_outliers()
     for ax, panel_names in names:
         _place_names(ax, panel_names)
-    found = handles(visible(axes))
-    entries = dict(found)
+    notes = [SCALE_NOTE, *paper_notes(list(models), band=False, below_zero=drawn.below_zero), *drawn.notes]
+    finish(fig, visible(axes), _legend(axes, families), notes, title=title)
+    return fig
+
+
+def _legend(axes: Sequence[Sequence[Any]], families: dict[str, str]) -> dict[str, Any]:
+    """Every labelled point of the panels (the runs), then a dashed line per model family drawn."""
+    from matplotlib.lines import Line2D  # deferred: matplotlib is heavy; only a drawn figure needs it
+
+    entries = dict(handles(visible(axes)))
     entries.update(
         {
             f"{family} (paper)": Line2D([], [], color=colour, linestyle="--", linewidth=1.2)
             for family, colour in families.items()
         }
     )
-    lead = [
-        (
-            f"The paper's models ({PAPER_CITATION}) of disclosed size: each point named beside it, the sizes "
-            "of one family joined by a dashed line of its color; your runs: filled circles with the interval "
-            "results.json stores."
-        )
-    ]
-    if drawn:
-        lead.append(paper_marker_note(drawn))
-    if below_zero:
-        lead.append(BELOW_ZERO_NOTE)
-    finish(fig, visible(axes), entries, [*lead, *notes], title=title)
-    return fig
+    return entries
 
 
 def figures(inputs: FigureInputs) -> list[ReportFigure]:
@@ -288,8 +308,6 @@ def _why_no_run_placed(panels: Sequence[Panel], inputs: FigureInputs) -> str:
     entries = [(task, entry) for task, entry in entries if entry is not None]
     if not entries:
         return f"no run has an {SCALE_TYPE} config (the figure plots {SCALE_TYPE} against parameter count)"
-    if all(
-        point(entry.get((task.view.headline or task.metrics[-1]).key))[0] is None for task, entry in entries
-    ):
+    if all(point(entry.get(_headline(task).key))[0] is None for task, entry in entries):
         return f"no run has a value of the headline metric (RR, RPG) at {SCALE_TYPE}"
     return "no run's size is known (pass --params, e.g. --params 135M)"

@@ -15,17 +15,14 @@ from typing import Any
 from scrambled_bench.builder.scrambler import FAMILIES, parse_type
 from scrambled_bench.evaluation.tasks import TASKS, Metric, Task
 from scrambled_bench.report.figures.common import (
-    BAND_NOTE,
-    BELOW_ZERO_NOTE,
-    CLIPPED_NOTE,
     RUNS_NOTE,
     BandPoint,
+    Drawn,
     FigureInputs,
     Mark,
     ReportFigure,
     Series,
     band_point,
-    clip_outliers,
     dodge,
     draw_band,
     draw_below_zero,
@@ -35,7 +32,7 @@ from scrambled_bench.report.figures.common import (
     legend_entries,
     note_undefined,
     numbered,
-    paper_marker_note,
+    paper_notes,
     paper_range,
     point,
     series_look,
@@ -214,81 +211,80 @@ def types_figure(
     [('ScrQA, DREAM', 'Acc (%)'), ('ScrQA, DREAM', 'RPG (%)')]
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    rows = max(len(task.metrics) for task, _ in panels)
-    share_y = [
-        [task.metrics[r].key if r < len(task.metrics) else None for task, _ in panels] for r in range(rows)
-    ]
-    share_x = [list(range(len(panels))) for _ in range(rows)]
-    if len(panels) == 1:  # one task and dataset: its metrics side by side, not a narrow column
-        share_y, share_x = [[row[0] for row in share_y]], [[row[0] for row in share_x]]
-    fig, axes = grid(len(share_y), len(share_y[0]), panel=PANEL, share_x=share_x, share_y=share_y)
-    if len(panels) == 1:
-        axes = [[ax] for ax in axes[0]]
-    notes: list[str] = []
-    below_zero = False
-    marks: dict[Any, list[Mark]] = {}
-    ranges: dict[Any, tuple[float, float] | None] = {}
+    fig, axes, share_x, share_y = _types_grid(panels)
+    drawn = Drawn()
     for column, (task, dataset) in enumerate(panels):
-        per_row = []
-        for metric in task.metrics:
-            series = [
-                type_series(run, task, dataset, metric)
-                for run in inputs.runs
-                if run.by_type(task.name, dataset)
-            ]
-            series += [
-                one
-                for one in (paper_type_series(m, task, dataset, metric) for m in inputs.named)
-                if one is not None
-            ]
-            band = paper_type_band(inputs.paper, task, dataset, metric) if inputs.band else {}
-            per_row.append((metric, series, band))
+        per_row = [_metric_series(task, dataset, metric, inputs) for metric in task.metrics]
         banded = Series("the paper's band", {t: (None, None) for _, _, band in per_row for t in band})
         types = types_of([*(one for _, series, _ in per_row for one in series), banded])
+        panel_title = task.view.panel_titles[dataset]
         for row, (metric, series, band) in enumerate(per_row):
             ax = axes[row][column]
-            drawn, below, marks[ax] = draw_types_panel(ax, series, types, band)
-            ranges[ax] = paper_range(task.view.paper_tables.get(dataset), metric.label)
-            below_zero |= below
+            anything, below, drawn.marks[ax] = draw_types_panel(ax, series, types, band)
+            drawn.ranges[ax] = paper_range(task.view.paper_tables.get(dataset), metric.label)
+            drawn.below_zero |= below
             ax.set_ylabel(metric.axis_label)
             ax.set_xlabel("scramble type")
             if row == 0 or len(panels) == 1:
-                ax.set_title(task.view.panel_titles[dataset], fontsize="medium")
-            if not drawn:
+                ax.set_title(panel_title, fontsize="medium")
+            if anything:
+                drawn.notes += _no_point_notes(series, metric, panel_title)
+            else:
                 note_undefined(ax, metric.label, [r for one in series for r in one.undefined])
-            notes += [
-                # a run with no point beside the paper's: say why, or its absence reads as a missing run
-                f"{one.label}: {metric.label} undefined on {task.view.panel_titles[dataset]} ({one.undefined[0]})."
-                for one in series
-                if drawn
-                and not one.reference
-                and one.undefined
-                and all(v is None for v, _ in one.points.values())
-            ]
     if len(panels) > 1:  # side by side metrics share no axis to label once
         label_outer(axes, share_x, share_y)
-    if clip_outliers(marks, ranges):
-        notes.append(CLIPPED_NOTE)
+    drawn.clip_outliers()
+    notes = [RUNS_NOTE, LINES_NOTE, *paper_notes(inputs.named, band=inputs.band, below_zero=drawn.below_zero)]
     finish(
         fig,
         visible(axes),
         legend_entries(axes, inputs.runs),
-        [*_notes(inputs, below_zero), *notes],
+        [*notes, *drawn.notes],
         title=title,
         cells=spare(axes),
     )
     return fig
 
 
-def _notes(inputs: FigureInputs, below_zero: bool) -> list[str]:
-    notes = [RUNS_NOTE, LINES_NOTE]
-    if inputs.named:
-        notes.append(paper_marker_note(inputs.named))
-    if inputs.band:
-        notes.append(BAND_NOTE)
-    if below_zero:
-        notes.append(BELOW_ZERO_NOTE)
-    return notes
+def _types_grid(panels: Sequence[Panel]) -> tuple[Any, list[list[Any]], list[list[Any]], list[list[Any]]]:
+    """The figure and its panels, a column per (task, dataset) and a row per metric, sharing y along a row
+    of one metric; one task and dataset has its metrics side by side, not in a narrow column. Returns the
+    figure, the panels (``[row][column]``) and the keys of their shared x and y axes."""
+    rows = max(len(task.metrics) for task, _ in panels)
+    share_y = [
+        [task.metrics[r].key if r < len(task.metrics) else None for task, _ in panels] for r in range(rows)
+    ]
+    share_x = [list(range(len(panels))) for _ in range(rows)]
+    if len(panels) == 1:
+        share_y, share_x = [[row[0] for row in share_y]], [[row[0] for row in share_x]]
+    fig, axes = grid(len(share_y), len(share_y[0]), panel=PANEL, share_x=share_x, share_y=share_y)
+    if len(panels) == 1:
+        axes = [[ax] for ax in axes[0]]
+    return fig, axes, share_x, share_y
+
+
+def _metric_series(
+    task: Task, dataset: str, metric: Metric, inputs: FigureInputs
+) -> tuple[Metric, list[Series], dict[str, BandPoint]]:
+    """What one panel draws: each run's series with data there, each named paper model's, and the band of
+    the paper's models (empty unless they are drawn as one)."""
+    series = [
+        type_series(run, task, dataset, metric) for run in inputs.runs if run.by_type(task.name, dataset)
+    ]
+    series += [
+        one for one in (paper_type_series(m, task, dataset, metric) for m in inputs.named) if one is not None
+    ]
+    band = paper_type_band(inputs.paper, task, dataset, metric) if inputs.band else {}
+    return metric, series, band
+
+
+def _no_point_notes(series: Sequence[Series], metric: Metric, panel_title: str) -> list[str]:
+    """A run with no point in a panel beside the paper's says why, or its absence reads as a missing run."""
+    return [
+        f"{one.label}: {metric.label} undefined on {panel_title} ({one.undefined[0]})."
+        for one in series
+        if not one.reference and one.undefined and all(v is None for v, _ in one.points.values())
+    ]
 
 
 def paper_caption(inputs: FigureInputs, tables: Sequence[str | None]) -> str:

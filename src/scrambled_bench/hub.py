@@ -46,7 +46,7 @@ def hub_error(action: str, repo_id: str, exc: BaseException) -> ScrambledBenchEr
     >>> str(hub_error("upload to", "org/x", OSError("Network is unreachable")))
     'cannot upload to org/x: Network is unreachable'
     """
-    from huggingface_hub import errors
+    from huggingface_hub import errors  # deferred: huggingface_hub is heavy; only a Hub call needs it
 
     status = _status(exc)
     # one row per failure a user can act on; anything else keeps the first line of the library's message
@@ -67,7 +67,7 @@ def hub_error(action: str, repo_id: str, exc: BaseException) -> ScrambledBenchEr
 
 def require_token() -> None:
     """A one-line error before anything is created when no Hugging Face token is configured."""
-    from huggingface_hub import get_token
+    from huggingface_hub import get_token  # deferred: huggingface_hub is heavy; only a Hub call needs it
 
     if get_token() is None:
         raise ScrambledBenchError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")

@@ -4,6 +4,7 @@ saving as PNG and SVG (byte-stable). matplotlib is imported where a figure is dr
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,6 +49,18 @@ def places(count: int, columns: int | None = None) -> tuple[int, int, list[tuple
     return rows, columns, [cell for cell in cells if not (cell[0] == 0 and cell[1] >= columns - unused)]
 
 
+def shared_keys(rows: int, columns: int, cells: Sequence[tuple[int, int]]) -> list[list[int | None]]:
+    """:func:`grid`'s ``share_x``/``share_y`` where every panel shares the axis: a key (0) in each of
+    ``cells``, None in the cells left empty.
+
+    >>> shared_keys(*places(2))
+    [[0, 0]]
+    >>> shared_keys(*places(5))
+    [[0, 0, None], [0, 0, 0]]
+    """
+    return [[0 if (r, c) in cells else None for c in range(columns)] for r in range(rows)]
+
+
 def grid(
     rows: int,
     columns: int,
@@ -62,7 +75,7 @@ def grid(
     share that axis, and a shared axis is labelled once, on the bottom row or the left column of its run
     of neighbours.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is heavy; only a drawn figure needs it
 
     fig, axes = plt.subplots(
         rows,
@@ -256,7 +269,7 @@ def save_png_and_svg(figure: Any, out_dir: Path, name: str) -> list[Path]:
     ['empty.png', 'empty.svg']
     >>> plt.close(figure)
     """
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is heavy; only a drawn figure needs it
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -276,9 +289,7 @@ def svg_text(figure: Any, salt: str) -> str:
     >>> svg_text(plt.figure(), "empty")[:4]
     '<svg'
     """
-    import io
-
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is heavy; only a drawn figure needs it
 
     buffer = io.StringIO()
     with matplotlib.rc_context({**FIGURE_RC, "svg.hashsalt": f"scrambled-bench-{salt}"}):

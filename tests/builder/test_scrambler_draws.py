@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrambled_bench.builder import scrambler
+from scrambled_bench.builder import draws, scrambler, word_functions
 
 seeds = st.integers(min_value=0, max_value=2**32)
 
@@ -24,7 +24,7 @@ def test_inlined_shuffle_is_random_shuffle(seed, length):
     ours, theirs = random.Random(seed), random.Random(seed)
     items = [chr(97 + index % 26) + str(index) for index in range(length)]
     mine, library = list(items), list(items)
-    scrambler._shuffle_in_place(mine, ours.getrandbits)
+    draws.shuffle_in_place(mine, ours.getrandbits)
     theirs.shuffle(library)
     assert mine == library
     assert ours.random() == theirs.random()
@@ -35,7 +35,7 @@ def test_inlined_shuffle_is_random_shuffle(seed, length):
 def test_below_is_randbelow_and_choice(seed, bound):
     ours, theirs = random.Random(seed), random.Random(seed)
     population = range(bound)
-    assert scrambler._below(ours.getrandbits, bound) == theirs.choice(population)
+    assert draws.below(ours.getrandbits, bound) == theirs.choice(population)
     assert ours.random() == theirs.random()
 
 
@@ -51,7 +51,7 @@ def test_sample_range_is_random_sample_on_both_sides_of_the_set_threshold(seed, 
         return
     ours, theirs = random.Random(seed), random.Random(seed)
     population = list(range(start, start + size))
-    assert scrambler._sample_range(start, start + size, count, ours) == theirs.sample(population, count)
+    assert draws.sample_range(start, start + size, count, ours) == theirs.sample(population, count)
     assert ours.random() == theirs.random()
 
 
@@ -64,9 +64,9 @@ def test_substitution_draws_are_choice_redrawn_while_equal(word):
         letters = [char for char in word if char.isalpha()]
         if len(letters) >= 2:
             for letter in letters:
-                pick = theirs.choice(scrambler._SUBSTITUTE_ALPHABET)
+                pick = theirs.choice(word_functions._SUBSTITUTE_ALPHABET)
                 while pick == letter:
-                    pick = theirs.choice(scrambler._SUBSTITUTE_ALPHABET)
+                    pick = theirs.choice(word_functions._SUBSTITUTE_ALPHABET)
                 expected.append(pick)
         out = scrambler.substitute_letters(word, ours)
         assert [out[i] for i in scrambler.letter_positions(word)] == (expected or letters)

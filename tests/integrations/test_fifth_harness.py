@@ -309,3 +309,31 @@ def test_options_the_harness_does_not_take_are_refused(jsonl_harness, tmp_path: 
     ):
         assert main(["scramble", source, "--columns", "prompt", "--out", str(tmp_path / "o"), *extra]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_report_from_a_harness_plots_the_variants_charts_as_png_and_svg(
+    jsonl_harness, tmp_path: Path, capsys
+) -> None:
+    """``report --from HARNESS DIR --plot FIGDIR`` writes each canonical task's chart as PNG and SVG, as
+    ``report --plot`` does for run folders, beside the tables it prints."""
+    from xml.etree import ElementTree
+
+    out, logs, figures = tmp_path / "scrambled", tmp_path / "logs", tmp_path / "figures"
+    source = f"jsonl:{_prompts(tmp_path)}"
+    assert main(["scramble", source, "--columns", "prompt", "--types", "kfl,sub", "--out", str(out)]) == 0
+    run_file(out / "jsonl" / "planets.jsonl", logs, created="2026-01-02T09:00:00")
+    run_file(out / "jsonl" / "planets_kfl.jsonl", logs, created="2026-01-02T10:00:00")
+    run_file(out / "jsonl" / "planets_sub.jsonl", logs, created="2026-01-02T11:00:00")
+    capsys.readouterr()
+
+    assert main(["report", "--from", "jsonl", str(logs), "--n-resamples", "200", "--plot", str(figures)]) == 0
+    captured = capsys.readouterr()
+    assert "planets: scrambled variants" in captured.out  # the tables still go to stdout
+    png, svg = figures / "variants-planets.png", figures / "variants-planets.svg"
+    assert sorted(figures.iterdir()) == [png, svg]
+    assert f"wrote {png}" in captured.err and f"wrote {svg}" in captured.err
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and png.stat().st_size > 10_000
+    root = ElementTree.parse(svg).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    text = svg.read_text()
+    assert "score per scramble type" in text and "kfl" in text and "sub" in text  # title and x labels

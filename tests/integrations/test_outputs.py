@@ -69,3 +69,41 @@ def test_an_inspect_output_grows_by_the_types_asked_and_refuses_other_settings(
     assert _scramble(spec, out, "input,choices", "rs50", "--replace") == 0  # exactly what is asked
     assert json.loads((out / "manifest.json").read_text())["types"] == ["rs50"]
     assert "def planets_kfl() -> Task:" not in task_file.read_text()
+
+
+def test_list_variants_names_the_tasks_the_inspect_task_file_defines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scrambled-bench list variants DIR``: the names Inspect registers the variants under, as the task file
+    ``scramble inspect:`` wrote defines them."""
+    import re
+
+    (tmp_path / "planets.py").write_text(TASK)
+    row = {"id": 1, "question": "Which planet is red?", "choices": ["Venus", "Mars"], "answer": "B"}
+    (tmp_path / "planets.jsonl").write_text(json.dumps(row) + "\n")
+    out = tmp_path / "out"
+    assert _scramble(f"{tmp_path / 'planets.py'}@planets", out, "input", "kfl,sub") == 0
+    capsys.readouterr()
+    assert main(["list", "variants", str(out)]) == 0
+    listed = capsys.readouterr().out.split()
+    defined = re.findall(
+        r"^def (\w+)\(\) -> Task:", (out / "inspect" / "scrambled_tasks.py").read_text(), re.MULTILINE
+    )
+    assert listed == ["planets_kfl", "planets_sub"] and set(listed) < set(defined)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None, reason="needs lm_eval")
+def test_list_variants_names_the_tasks_of_the_lm_eval_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], harness_offline: None
+) -> None:
+    """For lm-eval, the variants ``list variants`` names are the group's tasks after the canonical one."""
+    import yaml
+    from lm_eval_canonical import write_canonical_task
+
+    include, out = write_canonical_task(tmp_path), tmp_path / "out"
+    argv = ["scramble", "lm-eval:planets", "--include-path", str(include), "--columns", "question"]
+    assert main([*argv, "--types", "kfl,sub", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["list", "variants", str(out)]) == 0
+    group = yaml.safe_load((out / "lm_eval" / "planets" / "planets_scrambled.yaml").read_text())
+    assert capsys.readouterr().out.split() == group["task"][1:] == ["planets_kfl", "planets_sub"]

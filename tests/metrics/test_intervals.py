@@ -1,6 +1,6 @@
-"""One interval method per kind of score, valid at the edges (metrics/*/scrambled_bench_shared.py): Wilson for
-a proportion, BCa bootstrap for a mean or a ratio, the percentile bootstrap where BCa is undefined; the
-modules name the method beside each interval."""
+"""One interval method per kind of score, valid at the edges (metrics/shared.py, of which each metric folder
+carries a generated copy): Wilson for a proportion, BCa bootstrap for a mean or a ratio, the percentile
+bootstrap where BCa is undefined; the modules name the method beside each interval."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from scrambled_bench.metrics import loaded
-from scrambled_bench.metrics.relative_performance_gain.scrambled_bench_shared import (
+from scrambled_bench.metrics.shared import (
     bootstrap_interval,
     check_bootstrap_options,
     wilson_interval,

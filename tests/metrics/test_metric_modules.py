@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import evaluate
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrambled_bench.metrics import METRIC_NAMES, load, metric_path
+from scrambled_bench.metrics import METRIC_NAMES, folders, load, metric_path
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = settings(
@@ -87,6 +92,84 @@ def test_every_metric_folder_carries_the_same_shared_helpers():
     assert len(set(copies.values())) == 1, (
         "metrics/*/scrambled_bench_shared.py differ; copy one over the others"
     )
+
+
+def test_every_metric_folder_carries_the_copy_generated_from_the_package_module_now():
+    """metrics/shared.py is the one home of the helpers; each folder's scrambled_bench_shared.py is what the
+    generator writes from it now, header included."""
+    stale = [str(path.relative_to(REPO)) for path in folders.stale_copies(REPO / "metrics")]
+    assert not stale, (
+        f"{', '.join(stale)} differ from metrics/shared.py as generated now: run `{folders.SYNC_COMMAND}`"
+    )
+
+
+def test_a_generated_copy_says_it_is_generated_from_what_and_how_to_regenerate_it():
+    copy = (REPO / "metrics" / "edit_distance" / "scrambled_bench_shared.py").read_text(encoding="utf-8")
+    header = "".join(copy.splitlines(keepends=True)[:3])
+    assert header.startswith("# Generated: do not edit.")
+    assert "metrics/shared.py" in header and folders.SYNC_COMMAND in header
+    assert copy == header + (REPO / "metrics" / "shared.py").read_text(encoding="utf-8")
+
+
+def _run_sync_script(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(root / "scripts" / "sync_metric_folders.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_sync_script_checks_and_rewrites_only_the_copies_that_differ(tmp_path: Path):
+    """The documented command, on a checkout of its own: `--check` names a stale copy and writes nothing;
+    without it the stale copy is rewritten and the others are left untouched."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "sync_metric_folders.py", tmp_path / "scripts")
+    (tmp_path / "metrics").mkdir()
+    shutil.copy(REPO / "metrics" / "shared.py", tmp_path / "metrics")
+    for name in METRIC_NAMES:
+        (tmp_path / "metrics" / name).mkdir()
+        shutil.copy(REPO / "metrics" / name / "scrambled_bench_shared.py", tmp_path / "metrics" / name)
+    stale = tmp_path / "metrics" / "recovery_rate" / "scrambled_bench_shared.py"
+    stale.write_text(stale.read_text(encoding="utf-8").replace("def wilson_interval", "def wilson_interval_"))
+    current = tmp_path / "metrics" / "edit_distance" / "scrambled_bench_shared.py"
+    before = current.stat().st_mtime_ns
+
+    checked = _run_sync_script(tmp_path, "--check")
+    assert checked.returncode == 1, checked.stderr
+    assert checked.stdout.splitlines() == ["differs: metrics/recovery_rate/scrambled_bench_shared.py"]
+    assert "def wilson_interval_" in stale.read_text(encoding="utf-8")
+
+    written = _run_sync_script(tmp_path)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout.splitlines() == ["wrote: metrics/recovery_rate/scrambled_bench_shared.py"]
+    assert stale.read_text(encoding="utf-8") == current.read_text(encoding="utf-8")
+    assert folders.stale_copies(tmp_path / "metrics") == []
+    assert current.stat().st_mtime_ns == before
+
+    again = _run_sync_script(tmp_path, "--check")
+    assert again.returncode == 0 and "as generated now" in again.stdout
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_metric_folders_are_packages_that_ship_their_files(name):
+    """import-linter sees only packages: each folder is one (an __init__.py, listed in pyproject.toml), and its
+    card and requirements ship beside its modules (the wheel and the strict editable install)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    package = f"scrambled_bench.metrics.{name}"
+    assert (REPO / "metrics" / name / "__init__.py").is_file()
+    assert package in config["packages"]
+    assert {"README.md", "requirements.txt"} <= set(config["package-data"][package])
+    assert (metric_path(name) / "README.md").is_file() and (metric_path(name) / "requirements.txt").is_file()
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_importing_a_metric_folders_space_app_launches_nothing(name):
+    """The package's tools import every module of the folder (the docstring examples' walk): the Space's
+    app.py launches its widget only when run as `python app.py`, and gradio is not needed to import it."""
+    module = importlib.import_module(f"scrambled_bench.metrics.{name}.app")
+    assert module.launch_gradio_widget.__module__ == "evaluate.utils.gradio"
 
 
 # ---------------------------------------------------------------- recovery rate

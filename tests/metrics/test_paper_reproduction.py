@@ -59,7 +59,7 @@ def test_known_cells(authors_cells):
 
 
 def test_careful_answers_are_within_one_point_of_the_zero_shot_tables(shared_data, tables, source_mirror):
-    """The careful reader departs from the paper's on purpose (docs/readers_disagreements.md), but on the
+    """The careful reader departs from the paper's on purpose (docs/readers/rules.md), but on the
     zero-shot ScrQA tables, where the models answer plainly, it lands within a point of every cell. AQuA's
     chain of thought is where it reads what the paper's rule misses ("the closest answer choice is (D)"),
     up to about six points on GPT-4's Table 1."""

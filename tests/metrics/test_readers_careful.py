@@ -79,6 +79,7 @@ ZERO_SHOT_RULES = {
     "letter-outside-choices",
     "letter-text-conflict",
     "letter-text-conflict-resolved",
+    "echo-answer-conflict",
     "no-answer",
     "empty",
 }
@@ -354,7 +355,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_where_the_careful_reader_departs_from_the_paper_on_the_released_outputs(shared_data):
-    """The disagreements ``docs/readers_disagreements.md`` discusses, counted by the careful reader's rule.
+    """The disagreements ``docs/readers/history.md`` discusses, counted by the careful reader's rule.
 
     If a change to the careful reader moves these numbers, the document is out of date: update both.
     """
@@ -382,7 +383,7 @@ def test_where_the_careful_reader_departs_from_the_paper_on_the_released_outputs
     assert disagreements == sum(EXPECTED_DISAGREEMENTS.values())
 
 
-# Measured; each is discussed, with examples and who is right, in docs/readers_disagreements.md.
+# Measured; each is discussed, with examples and who is right, in docs/readers/history.md.
 EXPECTED_DISAGREEMENTS = {
     ("aqua", "answer-is"): 171,  # mostly "The closest answer choice is (C)": the paper wants "answer is "
     ("aqua", "boxed"): 35,  # a final \\boxed{\\textbf{(C)}...} without "answer is"

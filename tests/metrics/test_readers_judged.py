@@ -82,10 +82,18 @@ content, by letter, by the choice's text, or by a clear paraphrase or entity of 
 to another; a letter whose text names a different choice, or an output that cycles through several choices,
 commits to none; a mechanical recital of the options commits to nothing; a scrambled echo of the evidence is
 not an answer.
+
+Every sample above (and the packets of ``fixtures/judge_order``) was judged before issue 45's ruling, that
+"A:" at the start of an output, followed by text, is an answer label, which the judges' rules did not say.
+Each keeps its figures at its draw (``AT_THE_DRAW``) and after issue 31 (``AFTER_ISSUE_31``, the reader of
+3082d0f, whose readings ``fixtures/readings_before_45`` keeps); the reader in the code, which follows the
+ruling, is pinned apart (``IN_THE_CODE``).
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -172,14 +180,38 @@ def _with_now(items: list[dict]) -> list[dict]:
     return [{**item, "now": _read(item, careful)} for item in items]
 
 
+def _snapshot() -> dict[tuple[str, str], list]:
+    with gzip.open(
+        Path(__file__).parent / "fixtures" / "readings_before_45" / "judged.jsonl.gz", "rt"
+    ) as handle:
+        return {(line["sample"], line["id"]): line["reading"] for line in map(json.loads, handle)}
+
+
+#: (sample, id) -> [value, rule]: what the careful reader after issue 31 (3082d0f) read on each judged item
+AFTER_31_READINGS = _snapshot()
+
+
+def _with_after_31(name: str) -> list[dict]:
+    """The sample's items with ``after31`` and ``rule_after31``, the careful reader's reading after issue 31."""
+    return [
+        {
+            **item,
+            "after31": AFTER_31_READINGS[(name, item["id"])][0],
+            "rule_after31": AFTER_31_READINGS[(name, item["id"])][1],
+        }
+        for item in SAMPLES[name]
+    ]
+
+
 def _agreed(items: list[dict]) -> list[dict]:
     """The items on which both judges give the same letter (or both none)."""
     return [item for item in items if item["judged"] == item["judged_b"]]
 
 
 FINAL_SIZE = 200
-# the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on
-FINAL_NOW = (167, 166, 166)
+# the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on (it was
+# 167, 166, 166 at the draw and after issue 31; issue 45's ruling reads its "A: <content>" items as labels)
+FINAL_NOW = (188, 187, 187)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -220,25 +252,23 @@ JUDGE_A_TABLES_ONLY = ("dev3", "dev4")
 
 
 @pytest.mark.parametrize("name", [name for name in AT_THE_DRAW if name not in JUDGE_A_TABLES_ONLY])
-def test_the_rulebook_gives_the_final_tables_before_at_draw_and_now_against_both_judges(name):
-    """docs/readers_disagreements.md shows the tables by rule of every sample drawn as the final one from dev5
-    on, against judge A, judge B and on the items both agree on: before issue 31, at the draw and the reader
-    in the code. (dev3's and dev4's, against judge A only, are checked below.)"""
-    final = _with_now(SAMPLES[name])
-    for item in final:
-        item["rule_now"] = _reading(item, careful).rule
+def test_the_rulebook_gives_the_final_tables_before_at_draw_and_after_issue_31_against_both_judges(name):
+    """docs/readers/history.md shows the tables by rule of every sample drawn as the final one from dev5
+    on, against judge A, judge B and on the items both agree on: before issue 31, at the draw and after issue
+    31 (the reader of 3082d0f). (dev3's and dev4's, against judge A only, are checked below.)"""
+    final = _with_after_31(name)
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
         assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
         assert table_by_rule(items, "careful", "rule", judged) in rulebook
-        assert table_by_rule(items, "now", "rule_now", judged) in rulebook
+        assert table_by_rule(items, "after31", "rule_after31", judged) in rulebook
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="issue 31's target is not met on the fresh final sample: the reader of 4c52139, frozen before the "
     "draw, is right on 167 of 200 against judge A (83.5%), 166 against judge B, 166 of the 199 items both "
-    "judges agree on; before issue 31 it was right on 96 (docs/readers_disagreements.md)",
+    "judges agree on; before issue 31 it was right on 96 (docs/readers/history.md)",
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
     """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
@@ -259,40 +289,66 @@ def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
         assert (_right(items, value), _right(items, value, "judged_b"), _right(agreed, value)) == figures
 
 
-def test_the_careful_reader_on_the_development_samples():
-    """The reader in the code, pinned on every development sample (right vs judge A, vs judge B, on the items
-    both judges agree on; dev1 and dev2 had one judge), and on the eleven together against their first judge.
+# Every judged sample after issue 31 (the reader of 3082d0f) and in the code: right vs judge A, vs judge B, on
+# the items both judges agree on (dev1 and dev2 had one judge, so the three are one). Those after issue 31 stay;
+# those in the code move with the reader, and docs/readers/history.md gives them ("Issue 45").
+AFTER_ISSUE_31 = {
+    "dev1": (98, 98, 98),
+    "dev2": (72, 72, 72),
+    "dev3": (187, 196, 187),
+    "dev4": (148, 150, 148),
+    "dev5": (195, 193, 192),
+    "dev6": (187, 187, 187),
+    "dev7": (182, 184, 181),
+    "dev8": (182, 183, 177),
+    "dev9": (185, 186, 185),
+    "dev10": (177, 176, 176),
+    "dev11": (187, 182, 182),
+    "final": (167, 166, 166),
+}
+IN_THE_CODE = {
+    "dev1": (98, 98, 98),
+    "dev2": (70, 70, 70),
+    "dev3": (184, 193, 184),
+    "dev4": (149, 149, 148),
+    "dev5": (195, 193, 192),
+    "dev6": (178, 178, 178),
+    "dev7": (191, 193, 190),
+    "dev8": (168, 173, 165),
+    "dev9": (168, 169, 168),
+    "dev10": (186, 185, 185),
+    "dev11": (159, 156, 155),
+    "final": FINAL_NOW,
+}
+
+
+def _figures(name: str, items: list[dict], value: str) -> tuple[int, int, int]:
+    """Right vs judge A, vs judge B (judge A again where a sample had one judge), on the items both agree on."""
+    if not (JUDGED / f"{name}.verdicts-b.jsonl").exists():
+        items = [{**item, "judged_b": item["judged"]} for item in items]
+    return _right(items, value), _right(items, value, "judged_b"), _right(_agreed(items), value)
+
+
+def test_the_careful_reader_on_the_judged_samples_after_issue_31_and_in_the_code():
+    """The reader after issue 31 and the reader in the code, pinned on every judged sample, and on the eleven
+    development samples together against their first judge (1,800 of 1,929 after issue 31).
 
     Where a sample's two judges split on a shape, the reader follows the reading later judges gave it: dev4's
     on "A) 12%\n\nThe answer is A." with 12% B (judge A read A, judge B none; both judges of round 5 read A,
     as the reader does since that study); dev3's on an opening answer followed by a second one given with a
     third choice's words, "A) next to picnic table\n\nThe answer is (B) under the picnic table." (judge A read
     A, judge B none; a later final sample's judges read that shape as none, as the reader does since round 4's
-    study)."""
-    now = {name: _with_now(SAMPLES[name]) for name in DEVELOPMENT}
-    assert (_right(now["dev1"], "now"), _right(now["dev2"], "now")) == (98, 72)
-    pinned = {
-        "dev3": (187, 196, 187),
-        "dev4": (148, 150, 148),
-        "dev5": (195, 193, 192),
-        "dev6": (187, 187, 187),
-        "dev7": (182, 184, 181),
-        "dev8": (182, 183, 177),
-        "dev9": (185, 186, 185),
-        "dev10": (177, 176, 176),
-        "dev11": (187, 182, 182),
-    }
-    for name, figures in pinned.items():
-        items = now[name]
-        assert (
-            _right(items, "now"),
-            _right(items, "now", "judged_b"),
-            _right(_agreed(items), "now"),
-        ) == figures
-    assert sum(_right(items, "now") for items in now.values()) == 1800
+    study). Issue 45's ruling ("A:" then text is an answer label) moves the samples whose judges read that
+    shape as the letter (rounds 1, 4, 6, 7, 9) down, and those that read it as a label (5, 8, 10) up."""
+    for name in SAMPLES:
+        items = _with_now(_with_after_31(name))
+        assert _figures(name, items, "after31") == AFTER_ISSUE_31[name], name
+        assert _figures(name, items, "now") == IN_THE_CODE[name], name
+    assert sum(AFTER_ISSUE_31[name][0] for name in DEVELOPMENT) == 1800
+    assert sum(IN_THE_CODE[name][0] for name in DEVELOPMENT) == 1746
 
 
-RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers_disagreements.md"
+RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers" / "history.md"
 
 
 def table_by_rule(items: list[dict], value: str, rule: str, judged: str = "judged") -> str:
@@ -311,17 +367,15 @@ def table_by_rule(items: list[dict], value: str, rule: str, judged: str = "judge
 
 # the tables of every later final sample, against both judges, are checked above
 @pytest.mark.parametrize("name", JUDGE_A_TABLES_ONLY)
-def test_the_rulebook_gives_earlier_final_samples_tables_before_at_draw_and_now(name):
-    """docs/readers_disagreements.md shows dev3's and dev4's tables by rule against judge A: the careful
-    reader of branch main (before issue 31), the reader when the sample was drawn, and the reader in the
-    code (by the rule it names now)."""
-    items = _with_now(SAMPLES[name])
-    for item in items:
-        item["rule_now"] = _reading(item, careful).rule
+def test_the_rulebook_gives_earlier_final_samples_tables_before_at_draw_and_after_issue_31(name):
+    """docs/readers/history.md shows dev3's and dev4's tables by rule against judge A: the careful
+    reader of branch main (before issue 31), the reader when the sample was drawn, and the reader after
+    issue 31 (3082d0f, by the rule it named then)."""
+    items = _with_after_31(name)
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     assert table_by_rule(items, "careful_before", "rule_before") in rulebook
     assert table_by_rule(items, "careful", "rule") in rulebook
-    assert table_by_rule(items, "now", "rule_now") in rulebook
+    assert table_by_rule(items, "after31", "rule_after31") in rulebook
 
 
 def test_the_careful_reader_is_right_more_often_than_before_on_the_first_development_sample():
@@ -338,11 +392,13 @@ ROUND_OF = {name: round_number for round_number, name in enumerate(AT_THE_DRAW, 
 
 
 def _is_one_line_letter_against_content(item: dict) -> bool:
-    """One line, "A:" first, and read by the careful reader as that letter against another choice's words."""
+    """One line, "A:" first, and read by the careful reader after issue 31 (3082d0f, which took the "A" for the
+    letter) as that letter against another choice's words."""
     output = item["output"].strip()
     if not output.startswith("A:") or "\n" in output:
         return False
-    return _reading(item, careful).rule == "letter-text-conflict"
+    readings = [reading for (_, item_id), reading in AFTER_31_READINGS.items() if item_id == item["id"]]
+    return readings[0][1] == "letter-text-conflict"
 
 
 def _reading_of_the_shape(letter: str | None) -> str:
@@ -350,7 +406,7 @@ def _reading_of_the_shape(letter: str | None) -> str:
 
 
 def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_another_choice():
-    """docs/readers_disagreements.md's table of how judge A read the contested one-line "A: <content>" shape,
+    """docs/readers/history.md's table of how judge A read the contested one-line "A: <content>" shape,
     sample by sample, its note on judge B (the same but on dev8), and the totals the final sample's misses
     quote (dev1 and dev2 had one judge: they count as read alike by both)."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
@@ -409,7 +465,7 @@ def _order_packet(name: str) -> list[dict]:
 def test_the_rulebook_gives_the_packet_order_check():
     """The same 60 items of dev11 and the final sample (45 of the contested one-line "A:" shape), judged blind
     in four packets: two opening with "A: The answer is (B).", two opening with the shape itself and ending
-    with that answer tag. docs/readers_disagreements.md gives how each packet's judge read the shape."""
+    with that answer tag. docs/readers/history.md gives how each packet's judge read the shape."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     packets = {name: _order_packet(name) for name in ORDER_PACKETS}
     others = [
@@ -434,3 +490,73 @@ def test_the_rulebook_gives_the_packet_order_check():
         tag_reading = tag[0]["letter"] or "none"
         row = f"| `{name}` | {len(shape)} | {readings['letter']} | {readings['label']} | {tag_reading} |"
         assert row in rulebook, row
+
+
+def _cell(figures: tuple[int, int, int] | None) -> str:
+    return "–" if figures is None else " / ".join(map(str, figures))
+
+
+def judged_samples_table() -> str:
+    """The markdown table of every judged sample (right vs judge A / vs judge B / on the items both agree on):
+    at the draw, after issue 31 (3082d0f) and the reader in the code."""
+    lines = [
+        "| sample | items (both judges agree) | at the draw | after issue 31 (3082d0f) | in the code |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, items in SAMPLES.items():
+        agreed = len(_agreed(items)) if (JUDGED / f"{name}.verdicts-b.jsonl").exists() else len(items)
+        draw = AT_THE_DRAW[name]["at_draw"] if name in AT_THE_DRAW else None
+        lines.append(
+            f"| {name} | {len(items)} ({agreed}) | {_cell(draw)} | {_cell(AFTER_ISSUE_31[name])} "
+            f"| {_cell(IN_THE_CODE[name])} |"
+        )
+    return "\n".join(lines)
+
+
+def test_the_history_gives_every_judged_sample_at_the_draw_after_issue_31_and_in_the_code():
+    """docs/readers/history.md ("Issue 45") gives every judged sample's figures at the draw, after issue 31 and
+    in the code, and the final sample's tables by rule of the reader in the code against both judges."""
+    history = RULEBOOK.read_text(encoding="utf-8")
+    assert judged_samples_table() in history
+    final = _with_now(SAMPLES["final"])
+    for item in final:
+        item["rule_now"] = _reading(item, careful).rule
+    for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
+        assert table_by_rule(items, "now", "rule_now", judged) in history
+
+
+ROUND_11 = ("round11.packet.jsonl", "round11.key.jsonl")
+
+
+@pytest.mark.skipif(
+    not all((JUDGED / name).exists() for name in ROUND_11), reason="round 11 is not drawn in this checkout"
+)
+def test_round_11_is_blind_fresh_and_drawn_from_the_frozen_readers_disagreements():
+    """Round 11 (issue 45's fresh round, prepared for two blind judges): 200 SmolLM2 disagreements under DREAM
+    kr2 and kfkr1, none held by an earlier judged sample, its packet blind; the key's values are the readers'
+    at the draw, which the reader in the code still gives (until a rule changes after the draw)."""
+    packet, key = (_lines(JUDGED / name) for name in ROUND_11)
+    assert (
+        [line["id"] for line in packet]
+        == [line["id"] for line in key]
+        == [f"final11-{n:03d}" for n in range(1, 201)]
+    )
+    held = {item["fingerprint"] for items in SAMPLES.values() for item in items if "fingerprint" in item}
+    for seen, item in zip(packet, key, strict=True):
+        assert set(seen) == {"id", "question", "choices", "output"}
+        assert list(seen["choices"]) == list("ABC")
+        assert item["source"].startswith("smollm2:") and item["config"] in (
+            "scrqa/dream/kr2",
+            "scrqa/dream/kfkr1",
+        )
+        choices = list(seen["choices"].values())
+        assert item["fingerprint"] == hashlib.sha1(json.dumps([seen["output"], choices]).encode()).hexdigest()
+        assert item["fingerprint"] not in held, item["id"]
+        assert item["careful"] != item["paper"], item["id"]
+        read = {"output": seen["output"], "choices": seen["choices"], "dataset": item["dataset"]}
+        assert _read(read, paper) == item["paper"]
+        assert (_reading(read, careful).value, _reading(read, careful).rule) == (
+            item["careful"],
+            item["rule"],
+        )
+    assert len({item["fingerprint"] for item in key}) == len(key)

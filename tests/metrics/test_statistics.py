@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest, chi2, norm
 
+from scrambled_bench.metrics import shared
+from scrambled_bench.metrics import statistics as package_statistics
 from scrambled_bench.metrics.statistics import (
     DEFAULT_SETTINGS,
     CompareSettings,
@@ -177,3 +179,9 @@ def test_the_flag_follows_the_settings() -> None:
     assert paired_proportions(baseline, other)["underpowered"] is True
     found = paired_proportions(baseline, other, CompareSettings(effect=0.2))
     assert found["underpowered_below"] == 27 and found["underpowered"] is False
+
+
+def test_the_statistics_take_their_intervals_from_the_metric_modules_one_home():
+    """One implementation of each interval: the module the metric folders' copies are generated from."""
+    for name in ("wilson_interval", "bootstrap_interval", "resampled_mean", "WILSON", "BCA", "PERCENTILE"):
+        assert getattr(package_statistics, name) is getattr(shared, name), name

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,22 +29,27 @@ from scrambled_bench.report import build_tables, label_runs, load_run, render_ma
 CHOICES = ["Ann", "Bob", "Cy"]
 
 
+def _dream_rows(scramble_type: str, prefix: str, categories: Callable[[int], list[str]]) -> list[dict]:
+    """Four DREAM questions (ids ``prefix``0-3) whose gold answer is A, the dialogue marked with the type."""
+    return [
+        {
+            "id": f"{prefix}{i}",
+            "original": "W: Hi.",
+            "scrambled": f"W: Hi ({scramble_type}).",
+            "question": f"Q{i}?",
+            "choices": CHOICES,
+            "answer": "A",
+            "categories": categories(i),
+        }
+        for i in range(4)
+    ]
+
+
 def _make_run(folder: Path, model: str, correct_rs50: int, correct_original: int = 4) -> Path:
     """A run folder as `run` writes it, from synthetic outputs: DREAM ScrQA, ScrRec and AQuA configs."""
 
     def qa_rows(scramble_type: str) -> list[dict]:
-        return [
-            {
-                "id": f"d{i}",
-                "original": "W: Hi.",
-                "scrambled": f"W: Hi ({scramble_type}).",
-                "question": f"Q{i}?",
-                "choices": CHOICES,
-                "answer": "A",
-                "categories": ["matching" if i < 2 else "logic"],
-            }
-            for i in range(4)
-        ]
+        return _dream_rows(scramble_type, "d", lambda i: ["matching" if i < 2 else "logic"])
 
     def rec_rows(scramble_type: str) -> list[dict]:
         scrambled = {"rs50": "Rian flel all day.", "kfl": "Rian flel all dya."}[
@@ -232,18 +238,7 @@ def test_errors_column_names_the_configs_that_failed(tmp_path: Path) -> None:
     model = "m"
 
     def rows(scramble_type: str) -> list[dict]:
-        return [
-            {
-                "id": f"q{i}",
-                "original": "W: Hi.",
-                "scrambled": f"W: Hi ({scramble_type}).",
-                "question": f"Q{i}?",
-                "choices": CHOICES,
-                "answer": "A",
-                "categories": [],
-            }
-            for i in range(4)
-        ]
+        return _dream_rows(scramble_type, "q", lambda i: [])
 
     requests = {
         TaskConfig("scrqa", "dream", t): build_requests(TaskConfig("scrqa", "dream", t), rows(t))

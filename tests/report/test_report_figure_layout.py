@@ -36,16 +36,6 @@ KINDS = {"scrrec", "scrqa", "dream_categories", "aqua", "scale", "letters"}
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
-    root = tmp_path_factory.mktemp("runs")
-    paths = [
-        skilled_run(root / "big", "big-model", 0.9),
-        skilled_run(root / "small", "small-model", 0.5, seed=1),
-    ]
-    return label_runs([load_run(p) for p in paths])
-
-
-@pytest.fixture(scope="module")
 def plotted(runs: list, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[Path]]]:
     """Every figure kind drawn once per selection of the paper's models, with the runs' sizes: the folder and
     the files written. The layout checks and the paper-band checks read the same files (drawing them is most

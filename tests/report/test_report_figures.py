@@ -7,9 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from report_runs import skilled_run
 
-from scrambled_bench.report import label_runs, load_run, plot_figures, select_paper_models
+from scrambled_bench.report import plot_figures, select_paper_models
 from scrambled_bench.report.params import ParameterCount, recorded_parameters, run_parameters
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -53,16 +52,6 @@ SIZES = {
     "big-model": ParameterCount(7_000_000_000, "--params"),
     "small-model": ParameterCount(10**9, "--params"),
 }
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
-    root = tmp_path_factory.mktemp("runs")
-    paths = [
-        skilled_run(root / "big", "big-model", 0.9),
-        skilled_run(root / "small", "small-model", 0.5, seed=1),
-    ]
-    return label_runs([load_run(p) for p in paths])
 
 
 def test_every_figure_has_a_legend_entry_per_run_and_no_empty_panel(runs: list, tmp_path: Path) -> None:
