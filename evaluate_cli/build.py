@@ -8,6 +8,10 @@ from typing import Annotated
 
 import typer
 
+from scrambled_bench.builder.build import build_dataset, planned_build
+from scrambled_bench.builder.hub import push_build
+from scrambled_bench.builder.manifest import Manifest
+from scrambled_bench.builder.sources.fetch import resolve_source_dir
 from scrambled_bench.evaluate_cli.options import (
     DEFAULT_BUILD,
     BuildDirOption,
@@ -17,6 +21,7 @@ from scrambled_bench.evaluate_cli.options import (
     option,
     with_build_tag,
 )
+from scrambled_bench.evaluation.hub_benchmark import eval_yaml_for
 from scrambled_bench.names import split_names
 
 
@@ -46,11 +51,8 @@ def build(
 
         scrambled-bench build --source-dir ../shared/data/sources --window 2026-01-01:2026-07-17
     """
-    from scrambled_bench.builder.build import build_dataset, planned_build
-    from scrambled_bench.builder.manifest import Manifest
-    from scrambled_bench.builder.sources.fetch import resolve_source_dir
+    # rich is imported when a command runs, not for `scrambled-bench --help`
     from scrambled_bench.evaluate_cli.display import build_progress, console
-    from scrambled_bench.evaluation.hub_benchmark import eval_yaml_for
 
     mirror = resolve_source_dir(source_dir)
     before = set() if replace or not Manifest.exists(out) else Manifest.read(out).configs
@@ -59,34 +61,43 @@ def build(
     )
     total = len(source_names) * len(type_names)
     out_console = console(stderr=True)
-    out_console.print(
+    out_console.print(_building(out, total, mirror, before))
+    started = time.perf_counter()
+    with build_progress(total, out_console) as bar:
+        build_dataset(
+            out, sources=source_names, types=type_names, seed=seed, source_dir=mirror, window=window,
+            progress=bar.advance_config, replace=replace, benchmark=eval_yaml_for,
+        )  # fmt: skip
+    for line in _built(out, Manifest.read(out), before, time.perf_counter() - started):
+        out_console.print(line)
+    typer.echo(str(out))
+
+
+def _building(out: Path, total: int, mirror: Path | None, before: set[str]) -> str:
+    """The line that opens a build: how many configs, into which folder, from where; what it adds to.
+
+    >>> _building(Path("sb"), 4, None, {"dream_kfl"})
+    '[bold]building[/] 4 configs into sb from the upstream GitHub repositories (adding to the 1 it holds; --replace to start over)'
+    """
+    return (
         f"[bold]building[/] {total} configs into {out} from "
         f"{mirror if mirror is not None else 'the upstream GitHub repositories'}"
         + (f" (adding to the {len(before)} it holds; --replace to start over)" if before else "")
     )
-    started = time.perf_counter()
-    with build_progress(total, out_console) as bar:
-        build_dataset(
-            out,
-            sources=source_names,
-            types=type_names,
-            seed=seed,
-            source_dir=mirror,
-            window=window,
-            progress=bar.advance_config,
-            replace=replace,
-            benchmark=eval_yaml_for,
-        )
-    manifest = Manifest.read(out)
+
+
+def _built(out: Path, manifest: Manifest, before: set[str], seconds: float) -> list[str]:
+    """The lines that close a build: what the folder now holds, and what this build added to it."""
     rows = sum(entry.get("rows", 0) for entry in manifest.outputs.values())
-    out_console.print(
+    built = (
         f"[green]built[/] {out} (version {manifest.version}, tag {manifest.tag}, seed {manifest.seed}, "
-        f"{len(manifest.configs)} configs, {rows} rows) in {time.perf_counter() - started:.1f}s"
+        f"{len(manifest.configs)} configs, {rows} rows) in {seconds:.1f}s"
     )
+    lines = [built]
     if before:
         added = sorted(manifest.configs - before)
-        out_console.print(f"added {len(added)} config(s)" + (f": {', '.join(added)}" if added else ""))
-    typer.echo(str(out))
+        lines.append(f"added {len(added)} config(s)" + (f": {', '.join(added)}" if added else ""))
+    return lines
 
 
 @with_build_tag
@@ -107,8 +118,6 @@ def push(
 
         scrambled-bench push --repo my-org/scrambled_bench --build sb --private
     """
-    from scrambled_bench.builder.hub import push_build
-
     result = push_build(build, repo, private=private)
     what = "uploaded" if result.uploaded else "unchanged, nothing uploaded"
     tagged = f"tagged {result.tag}" if result.tagged else f"tag {result.tag} already there"

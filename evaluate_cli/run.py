@@ -9,12 +9,13 @@ one is reached by ``--backend-option KEY=VALUE``, and the epilog lists them from
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import IncompleteRunError, ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     BackendChoice,
     ConfidenceLevelOption,
@@ -27,11 +28,19 @@ from scrambled_bench.evaluate_cli.options import (
     TypesOption,
     option,
 )
-from scrambled_bench.evaluation.backends import backend_options_help, backends_help
-from scrambled_bench.evaluation.settings import DEFAULT_DATA
+from scrambled_bench.evaluation.backends import backend_options_help, backends_help, option_name
+from scrambled_bench.evaluation.engine import EngineSettings
+from scrambled_bench.evaluation.evaluate import DryRun, RunPlan, done_keys, evaluate_model, results_status
+from scrambled_bench.evaluation.results import incomplete_configs
+from scrambled_bench.evaluation.settings import DEFAULT_DATA, RunSettings
 from scrambled_bench.evaluation.suites import suites_help
 from scrambled_bench.evaluation.tasks import DATASETS, TASKS
 from scrambled_bench.metrics.readers import DEFAULT_READER
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scrambled_bench.evaluate_cli.display import BuildAnnouncer
 
 #: the backends, their options and the suites, listed from their registries under the options of ``run --help``
 EPILOG = (
@@ -103,10 +112,8 @@ def run(
 
       scrambled-bench run --suite paper --tasks aqua-cot --exemplar-rate 0 --exemplar-rate 100 --limit 50
     """
-    from scrambled_bench.evaluate_cli.display import BuildAnnouncer, console, print_dry_run, print_run_summary
-    from scrambled_bench.evaluation.engine import EngineSettings
-    from scrambled_bench.evaluation.evaluate import DryRun, RunPlan, evaluate_model
-    from scrambled_bench.evaluation.settings import RunSettings
+    # rich is imported when a command runs, not for `scrambled-bench --help`
+    from scrambled_bench.evaluate_cli.display import BuildAnnouncer, console, print_run_summary
 
     flags = {"base_url": base_url, "provider": provider, "api_key": api_key, "n_ctx": n_ctx}
     settings = RunSettings(
@@ -120,43 +127,55 @@ def run(
         concurrency=concurrency, max_rps=max_rps, max_retries=retries, request_timeout=request_timeout,
         max_retry_after=max_retry_after, dead_after=dead_after,
     )  # fmt: skip
+    argv = (ctx.obj or {}).get("argv", [])
     err = console(stderr=True)
-    folder: Path | None = None
+    with BuildAnnouncer(err, progress=progress) as build:  # says so only if the data must be built first
+        shown = _RunPrinter(err, build)
+        try:
+            document = evaluate_model(
+                settings, engine=engine, run_dir=run_dir, progress=progress,
+                announce=build.announce, build_progress=build.advance, on_run_dir=shown.found,
+                on_start=shown.started, dry_run=shown.dry_run if dry_run else None, tokenizer=tokenizer,
+                replicas=replicas,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            raise ScrambledBenchError(_interrupted(shown.folder, argv), exit_code=130) from None
+    if document is not None and shown.folder is not None:
+        print_run_summary(document, shown.folder)
+        _check_complete(document, argv)
 
-    def print_dry(counted: DryRun) -> None:
+
+class _RunPrinter:
+    """What ``run`` prints as :func:`evaluate_model` goes (its callbacks), on ``err``; and the run folder once
+    it is known (``folder``), for the message of a Ctrl-C."""
+
+    def __init__(self, err: Console, build: BuildAnnouncer):
+        self.err = err
+        self.build = build
+        self.folder: Path | None = None
+
+    def found(self, at: Path) -> None:
+        """The run folder is known: the data is ready, and its bar makes way for the run's."""
+        self.folder = at
+        self.build.close()
+
+    def started(self, plan: RunPlan, at: Path) -> None:
+        """The endpoint answered: the run folder, and what the run holds."""
+        self.err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")
+
+    def dry_run(self, counted: DryRun) -> None:
+        """What the run would send, per config and scramble type, and how it was counted."""
+        # rich is imported when a command runs, not for `scrambled-bench --help`
+        from scrambled_bench.evaluate_cli.display import print_dry_run
+
         for note in counted.notes:  # each step of the order passed over, once
-            err.print(f"[yellow]token count:[/] {note}")
+            self.err.print(f"[yellow]token count:[/] {note}")
         if counted.beside_note:
-            err.print(f"[yellow]dry run:[/] {counted.beside_note}")
+            self.err.print(f"[yellow]dry run:[/] {counted.beside_note}")
         print_dry_run(
             counted.summary, counted.model, counted.backend, counted.run_dir, counted.counted_by,
             reused_beside=counted.reused_beside,
         )  # fmt: skip
-
-    def started(plan: RunPlan, at: Path) -> None:
-        err.print(f"run folder: {at} ({len(plan.all_requests)} requests in {len(plan.configs)} configs)")
-
-    # says so only if the data must be built first
-    with BuildAnnouncer(err, progress=progress) as build:
-
-        def found(at: Path) -> None:
-            nonlocal folder
-            folder = at
-            build.close()  # the data is ready: its bar makes way for the run's
-
-        try:
-            document = evaluate_model(
-                settings, engine=engine, run_dir=run_dir, progress=progress,
-                announce=build.announce, build_progress=build.advance, on_run_dir=found, on_start=started,
-                dry_run=print_dry if dry_run else None, tokenizer=tokenizer, replicas=replicas,
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            raise ScrambledBenchError(
-                _interrupted(folder, (ctx.obj or {}).get("argv", [])), exit_code=130
-            ) from None
-    if document is not None and folder is not None:
-        print_run_summary(document, folder)
-        _check_complete(document, (ctx.obj or {}).get("argv", []))
 
 
 def _backend_options(flags: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
@@ -174,8 +193,6 @@ def _backend_options(flags: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
     ...
     scrambled_bench.errors.ScrambledBenchError: --backend-option takes KEY=VALUE, got 'batch_size'
     """
-    from scrambled_bench.evaluation.backends import option_name
-
     options = {name: value for name, value in flags.items() if value is not None}
     flagged = set(options)
     for pair in pairs:
@@ -200,11 +217,6 @@ def _check_complete(document: dict[str, Any], argv: list[str]) -> None:
     ...
     scrambled_bench.errors.IncompleteRunError: the run is incomplete (1 of 1 configs): c: 3 of 4 requests scored: 1 failed after their retries; rerun the same command to complete it: scrambled-bench run
     """
-    import shlex
-
-    from scrambled_bench.errors import IncompleteRunError
-    from scrambled_bench.evaluation.results import incomplete_configs
-
     incomplete = incomplete_configs(document)
     if not incomplete:
         return
@@ -226,10 +238,6 @@ def _interrupted(folder: Path | None, argv: list[str]) -> str:
     >>> _interrupted(None, ["run", "--limit", "30"])
     'interrupted before anything was sent; run it again: scrambled-bench run --limit 30'
     """
-    import shlex
-
-    from scrambled_bench.evaluation.evaluate import done_keys, results_status
-
     command = shlex.join(["scrambled-bench", *argv])
     if folder is None:
         return f"interrupted before anything was sent; run it again: {command}"

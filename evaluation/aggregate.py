@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scrambled_bench.metrics import loaded
 from scrambled_bench.metrics.chance import chance_level
 
 
@@ -33,8 +34,6 @@ class Bootstrap:
 
 def metric(name: str) -> Any:
     """The packaged ``evaluate`` module, loaded once per process."""
-    from scrambled_bench.metrics import loaded
-
     return loaded(name)
 
 

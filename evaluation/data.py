@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.builder.build import DATASET_VERSION, DEFAULT_TYPES, build_dataset, config_name
 from scrambled_bench.builder.manifest import MANIFEST_NAME, Manifest
+from scrambled_bench.builder.sources.fetch import SOURCE_DIR_ENV
 from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.evaluation.hub_benchmark import eval_yaml_for
 from scrambled_bench.evaluation.settings import DEFAULT_DATA
 from scrambled_bench.hub import is_repo_id
 
@@ -91,8 +94,6 @@ class DataSource:
         available = self.available_configs()
         if available is None:
             return []
-        from scrambled_bench.builder.build import DATASET_VERSION, config_name
-
         missing = [pair for pair in dict.fromkeys(needed) if config_name(*pair) not in available]
         if not missing:
             return []
@@ -210,8 +211,6 @@ def build_into(
 ) -> Path:
     """Build every source at the default types and ``needed_types`` into ``path`` (from
     SCRAMBLED_BENCH_SOURCE_DIR or GitHub); the whole default build takes seconds."""
-    from scrambled_bench.builder.build import DEFAULT_TYPES
-
     types = list(dict.fromkeys([*DEFAULT_TYPES, *needed_types]))
     if announce is not None:
         announce(
@@ -230,9 +229,6 @@ def grow_build(
     progress: BuildProgress | None = None,
 ) -> Path:
     """Build ``sources`` (default: all) at ``types`` into ``path``, adding to the build already there."""
-    from scrambled_bench.builder.build import build_dataset
-    from scrambled_bench.evaluation.hub_benchmark import eval_yaml_for
-
     return Path(
         build_dataset(
             path,
@@ -249,7 +245,5 @@ def grow_build(
 
 def _source_dir() -> Path | None:
     """The source mirror SCRAMBLED_BENCH_SOURCE_DIR names, if any."""
-    from scrambled_bench.builder.sources.fetch import SOURCE_DIR_ENV
-
     source_dir = os.environ.get(SOURCE_DIR_ENV)
     return Path(source_dir) if source_dir else None

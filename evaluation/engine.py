@@ -9,6 +9,12 @@ the run, and never count as an (empty) answer.
 A dead endpoint ends the run early: when no request has succeeded for ``dead_after`` seconds and the latest
 attempts all failed to connect, the run stops at once (what was answered is written, the rest is left for
 the resume) instead of spending every pending request's retries on it.
+
+The parts: :func:`run_requests` (the entry point) hands the requests not yet answered to a
+:class:`RequestSender`, whose workers send them; what a failed attempt leads to (a retry, a recorded
+failure, the run's end) is the pure :func:`after_failure`, and when the endpoint is dead the pure
+:func:`dead_verdict` over the :class:`EndpointHealth` that :func:`observe` keeps; the answers are written by
+:class:`~scrambled_bench.evaluation.committer.GroupCommitter`.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import functools
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
@@ -30,40 +36,47 @@ from scrambled_bench.evaluation.backends.base import (
     Generation,
     GenerationRequest,
 )
+from scrambled_bench.evaluation.committer import GroupCommitter
 from scrambled_bench.evaluation.store import RunStore
 from scrambled_bench.redaction import redact
 
 
 @dataclass
 class EngineSettings:
-    """How requests are sent. ``max_retries`` counts retries after the first attempt."""
+    """How requests are sent; each field is the ``run`` option of the same name (``--retries`` for
+    ``max_retries``)."""
 
     concurrency: int = 8
+    """Requests in flight at once (fewer where the backend serves fewer at a time)."""
     max_rps: float | None = None
+    """At most this many requests per second, evenly spaced; None: no limit."""
     max_retries: int = 5
+    """Retries of a request after its first attempt, for a failure that a retry can fix (:func:`after_failure`)."""
     request_timeout: float = 120.0
+    """Seconds before one attempt is abandoned (a timeout: retried)."""
     backoff_base: float = 0.5
     backoff_max: float = 30.0
-    #: the longest Retry-After honoured; a server asking for more (a spent daily quota, say) would hold a
-    #: slot for that long, so the request is recorded as failed instead and sent again on the next resume
+    """The longest wait before a retry is ``backoff_base`` doubled at each retry, up to ``backoff_max``
+    (:func:`backoff_delay`)."""
     max_retry_after: float = 300.0
-    #: seconds without a single success, the latest attempts all failing to connect, after which the
-    #: endpoint is taken for dead and the run stops (0: never); timeouts and HTTP errors never count
+    """The longest Retry-After honoured; a server asking for more (a spent daily quota, say) would hold a
+    slot for that long, so the request is recorded as failed instead and sent again on the next resume."""
     dead_after: float = 60.0
+    """Seconds without a single success, the latest attempts all failing to connect, after which the
+    endpoint is taken for dead and the run stops (0: never); timeouts and HTTP errors never count."""
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ScrambledBenchError(f"--concurrency must be at least 1, got {self.concurrency}")
-        if self.max_rps is not None and self.max_rps <= 0:
-            raise ScrambledBenchError(f"--max-rps must be positive, got {self.max_rps}")
-        if self.max_retries < 0:
-            raise ScrambledBenchError(f"--max-retries must be 0 or more, got {self.max_retries}")
-        if self.request_timeout <= 0:
-            raise ScrambledBenchError(f"--request-timeout must be positive, got {self.request_timeout}")
-        if self.max_retry_after < 0:
-            raise ScrambledBenchError(f"--max-retry-after must be 0 or more, got {self.max_retry_after}")
-        if self.dead_after < 0:
-            raise ScrambledBenchError(f"--dead-after must be 0 or more, got {self.dead_after}")
+        for name, flag, valid, rule in (
+            ("concurrency", "--concurrency", lambda value: value >= 1, "must be at least 1"),
+            ("max_rps", "--max-rps", lambda value: value is None or value > 0, "must be positive"),
+            ("max_retries", "--max-retries", lambda value: value >= 0, "must be 0 or more"),
+            ("request_timeout", "--request-timeout", lambda value: value > 0, "must be positive"),
+            ("max_retry_after", "--max-retry-after", lambda value: value >= 0, "must be 0 or more"),
+            ("dead_after", "--dead-after", lambda value: value >= 0, "must be 0 or more"),
+        ):
+            value = getattr(self, name)
+            if not valid(value):
+                raise ScrambledBenchError(f"{flag} {rule}, got {value}")
 
 
 @dataclass
@@ -72,19 +85,26 @@ class EngineStats:
     only what the backend reported."""
 
     total: int = 0
+    """Distinct requests given (identical ones are sent once)."""
     skipped_existing: int = 0
+    """Of those, the ones the run folder already held answers to: not sent."""
     succeeded: int = 0
+    """Answered, and the answer written to ``samples.jsonl``."""
     failed: int = 0
+    """Given up (``errors.jsonl``): sent again on the next resume."""
     retries: int = 0
+    """Attempts sent again after a failure that a retry can fix."""
+    fingerprints: list[str] = field(default_factory=list)
+    """Distinct backend fingerprints seen in replies (e.g. OpenAI ``system_fingerprint``), for config.json."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    """Tokens in the prompts and in the answers, as the backend reported them."""
     wall_seconds: float = 0.0
-    #: distinct backend fingerprints seen in replies (e.g. OpenAI ``system_fingerprint``), for config.json
-    fingerprints: list[str] = field(default_factory=list)
-    #: why the run stopped before every request was tried (the endpoint went away); None when it did not
+    """How long the call took."""
     stopped: str | None = None
-    #: the run was cancelled (Ctrl-C) before every request was tried
+    """Why the run stopped before every request was tried (the endpoint went away); None when it did not."""
     interrupted: bool = False
+    """The run was cancelled (Ctrl-C) before every request was tried."""
 
 
 def backoff_delay(
@@ -202,13 +222,123 @@ def sample_record(
     return record
 
 
-class EndpointWatch:
-    """Tells a dead endpoint from a faulty one: dead when no request has succeeded for ``dead_after``
-    seconds and the latest ``streak`` attempts (at least as many as are in flight, and two) all failed to
-    connect. An answer of any kind (an HTTP error too) or a timeout breaks the streak: a server that
-    answers, however badly, or that is slow, is not dead, and its faults go to the retries.
+@dataclass(frozen=True)
+class Retry:
+    """Send the request again after a backoff (:func:`backoff_delay`), never sooner than the server's
+    ``retry_after`` where it gave one."""
 
-    >>> clock = iter([0.0, 5.0, 61.0]).__next__
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    """Record the request as failed (``errors.jsonl``, sent again on the next resume) and go on."""
+
+    error_type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Stop the run with the error: it cannot go on (the model failed to load, say)."""
+
+
+def after_failure(error: BaseException, attempt: int, settings: EngineSettings) -> Retry | GiveUp | Stop:
+    """What the engine does with a request whose attempt number ``attempt`` (0 for the first) failed with
+    ``error``: retry it, give it up for this run, or stop the run.
+
+    Only a retryable :class:`BackendError` (429, 5xx, a timeout, a dropped connection) is retried, at most
+    ``settings.max_retries`` times, and not where the server asks for a wait longer than
+    ``settings.max_retry_after``; a prompt too long for the context window, a rejected request and an
+    unexpected exception (a backend bug) cost one sample, not the run; a :class:`ScrambledBenchError` that
+    is not a backend's stops the run with its one line for the user.
+
+    >>> settings = EngineSettings(max_retries=1)
+    >>> after_failure(BackendError("HTTP 503", retryable=True, retry_after=2.0), 0, settings)
+    Retry(retry_after=2.0)
+    >>> after_failure(BackendError("HTTP 503", retryable=True), 1, settings)
+    GiveUp(error_type='retries_exhausted', message='HTTP 503')
+    >>> after_failure(KeyError("choices"), 0, settings)
+    GiveUp(error_type='unexpected_error', message="KeyError: 'choices'")
+    >>> after_failure(ScrambledBenchError("the model failed to load"), 0, settings)
+    Stop()
+    """
+    if isinstance(error, ContextTooLongError):
+        return GiveUp("context_too_long", str(error))
+    if isinstance(error, BackendError):
+        if error.retryable and error.retry_after is not None and error.retry_after > settings.max_retry_after:
+            return GiveUp(
+                "retry_after_too_long",
+                f"the server asked to retry after {error.retry_after:g} s, more than the "
+                f"{settings.max_retry_after:g} s allowed; left for the next resume ({error})",
+            )
+        if error.retryable and attempt < settings.max_retries:
+            return Retry(error.retry_after)
+        return GiveUp("retries_exhausted" if error.retryable else "request_rejected", str(error))
+    if isinstance(error, ScrambledBenchError):
+        return Stop()
+    return GiveUp("unexpected_error", redact(one_line(f"{error.__class__.__name__}: {error}")))
+
+
+@dataclass(frozen=True)
+class EndpointHealth:
+    """What the engine knows of the endpoint's life: when a request last succeeded (on the clock of the run,
+    from its start where none has yet), how many of the latest attempts in a row failed to connect, and the
+    last of those errors."""
+
+    last_success: float
+    streak: int = 0
+    last_error: str = ""
+
+
+def observe(health: EndpointHealth, failure: BaseException | None, now: float) -> EndpointHealth:
+    """``health`` after an attempt that ended at ``now``: a success (``failure`` None) or a failure.
+
+    Only a failure to connect (:attr:`BackendError.connection`) lengthens the streak; an answer of any kind
+    (an HTTP error too) or a timeout ends it: a server that answers, however badly, or that is slow, is not
+    dead, and its faults go to the retries.
+
+    >>> refused = BackendError("connection refused", retryable=True, connection=True)
+    >>> observe(observe(EndpointHealth(0.0), refused, 1.0), refused, 2.0).streak
+    2
+    >>> observe(observe(EndpointHealth(0.0), refused, 1.0), BackendError("HTTP 503", retryable=True), 2.0).streak
+    0
+    """
+    if failure is None:
+        return EndpointHealth(now)
+    if isinstance(failure, BackendError) and failure.connection:
+        return replace(health, streak=health.streak + 1, last_error=str(failure))
+    return replace(health, streak=0)
+
+
+def dead_verdict(health: EndpointHealth, now: float, *, dead_after: float, needed: int) -> str | None:
+    """Why the endpoint is taken for dead at ``now``, or None while it is not: dead once no request has
+    succeeded for ``dead_after`` seconds (0: never) and the latest ``needed`` attempts all failed to
+    connect.
+
+    >>> health = EndpointHealth(0.0, streak=2, last_error="connection refused")
+    >>> dead_verdict(health, 59.0, dead_after=60.0, needed=2) is None
+    True
+    >>> dead_verdict(health, 61.0, dead_after=60.0, needed=2)
+    'no request has succeeded for 61 s and the last 2 attempts could not connect (connection refused)'
+    """
+    if not dead_after or health.streak < needed:
+        return None
+    silent = now - health.last_success
+    if silent < dead_after:
+        return None
+    return (
+        f"no request has succeeded for {silent:.0f} s and the last {health.streak} attempts could not "
+        f"connect ({health.last_error})"
+    )
+
+
+class EndpointWatch:
+    """Tells a dead endpoint from a faulty one as a run goes (:func:`observe`, :func:`dead_verdict`): dead
+    when no request has succeeded for ``dead_after`` seconds and the latest attempts (at least as many as
+    are in flight, and two) all failed to connect.
+
+    >>> clock = iter([0.0, 1.0, 2.0, 5.0, 61.0]).__next__
     >>> watch = EndpointWatch(60.0, in_flight=1, clock=clock)
     >>> for _ in range(2): watch.failed(BackendError("connection failed (refused)", retryable=True, connection=True))
     >>> watch.verdict() is None, watch.verdict()
@@ -219,32 +349,17 @@ class EndpointWatch:
         self.dead_after = dead_after
         self.needed = max(2, in_flight)
         self._clock = clock
-        self._last_success = clock()
-        self._streak = 0
-        self._last_error = ""
+        self.health = EndpointHealth(clock())
 
     def succeeded(self) -> None:
-        self._last_success = self._clock()
-        self._streak = 0
+        self.health = observe(self.health, None, self._clock())
 
     def failed(self, error: BaseException) -> None:
-        if isinstance(error, BackendError) and error.connection:
-            self._streak += 1
-            self._last_error = str(error)
-        else:
-            self._streak = 0
+        self.health = observe(self.health, error, self._clock())
 
     def verdict(self) -> str | None:
         """Why the endpoint is taken for dead, or None while it is not."""
-        if not self.dead_after or self._streak < self.needed:
-            return None
-        silent = self._clock() - self._last_success
-        if silent < self.dead_after:
-            return None
-        return (
-            f"no request has succeeded for {silent:.0f} s and the last {self._streak} attempts could not "
-            f"connect ({self._last_error})"
-        )
+        return dead_verdict(self.health, self._clock(), dead_after=self.dead_after, needed=self.needed)
 
     async def wait_dead(self) -> str:
         """Return the verdict once there is one (looked at every second, or sooner for a short time)."""
@@ -258,121 +373,6 @@ class EndpointWatch:
 
 #: ``asyncio.timeout`` (Python 3.11+), which times a request out in its own task; None before 3.11
 _TIMEOUT_SCOPE = getattr(asyncio, "timeout", None)
-#: the committer reads and writes answers once none has arrived for this long (the wave of answers a fast
-#: server sends together has passed, and every slot waits on the server again) ...
-COMMIT_QUIET = 0.005
-#: ... or once the first of them has waited this long (answers that never pause still get written)
-COMMIT_MAX_DELAY = 0.2
-
-
-class _GroupCommitter:
-    """Turns answers into records and writes them from a worker thread, all that are waiting with one
-    ``fsync``, so that durable writes neither stall the event loop nor cap throughput at one ``fsync`` per
-    request.
-
-    A worker hands its answer over and goes on to its next request. Waiting for the ``fsync`` would add a
-    disk round trip to every request's cycle; reading and scoring the answer (``build``) before sending
-    the next request would add the task's reader to it. An ideal server answers a whole wave of requests
-    at once, and the last of the wave waits for the client to handle all the others, so whatever a slot
-    does between an answer and its next request is paid once per request in flight, every cycle (the
-    reader alone cost 4-9% of the server's throughput at 64-256 in flight and 0.25 s per answer). So the
-    committer also waits for a lull in the answers (:meth:`_quiet`) before it reads and writes them.
-
-    A request still counts as done only once its record is on disk: ``on_written`` runs then. A failure
-    (a full disk, a bug in ``build``) stops the committer; :meth:`check` raises it in the workers and
-    :meth:`close` at the end, so the run stops with that error and the unwritten answers are sent again on
-    resume."""
-
-    def __init__(
-        self, store: RunStore, build: Callable[[str, GenerationRequest, Generation], dict[str, Any]]
-    ):
-        self._store = store
-        self._build = build
-        self._queue: asyncio.Queue[tuple[tuple[str, GenerationRequest, Generation], Callable[[], None]]] = (
-            asyncio.Queue()
-        )
-        self._failure: BaseException | None = None
-        self._last_answer = 0.0
-        self._task = asyncio.create_task(self._run())
-
-    def submit(
-        self, key: str, request: GenerationRequest, generation: Generation, on_written: Callable[[], None]
-    ) -> None:
-        self.check()
-        self._last_answer = asyncio.get_running_loop().time()
-        self._queue.put_nowait(((key, request, generation), on_written))
-
-    async def _quiet(self, deadline: float) -> None:
-        """Wait until no answer has come for :data:`COMMIT_QUIET`, or until ``deadline`` (loop time): the
-        reader's work then runs while every request is out, not between an answer and the next request."""
-        loop = asyncio.get_running_loop()
-        while True:
-            wait = min(self._last_answer + COMMIT_QUIET, deadline) - loop.time()
-            if wait <= 0:
-                return
-            await asyncio.sleep(wait)
-
-    def check(self) -> None:
-        """Raise the error that stopped the committer, if one did."""
-        if self._failure is not None:
-            raise self._failure
-
-    async def _run(self) -> None:
-        while self._failure is None:
-            batch = [await self._queue.get()]
-            deadline = asyncio.get_running_loop().time() + COMMIT_MAX_DELAY
-            await self._quiet(deadline)
-            while not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            try:
-                await self._commit(batch, deadline)
-            finally:
-                for _ in batch:
-                    self._queue.task_done()
-        while not self._queue.empty():  # not written: sent again on resume
-            self._queue.get_nowait()
-            self._queue.task_done()
-
-    async def _commit(
-        self,
-        batch: list[tuple[tuple[str, GenerationRequest, Generation], Callable[[], None]]],
-        deadline: float,
-    ) -> None:
-        """Build and write ``batch``'s records with one ``fsync``. A record whose build fails is left out and
-        the others are written; either failure stops the committer.
-
-        Records are built one at a time, and the loop gets a turn before each: a wave of answers that
-        arrives meanwhile is turned around first (the build pauses until the answers are quiet again, or
-        ``deadline`` has passed), instead of waiting for the whole batch's reader."""
-        records, callbacks = [], []
-        for answer, on_written in batch:
-            await self._quiet(deadline)
-            await asyncio.sleep(0)
-            try:
-                records.append(self._build(*answer))
-            except Exception as exc:  # noqa: BLE001 - a bug in on_result: the run stops with it
-                self._failure = self._failure or exc
-                continue
-            callbacks.append(on_written)
-        if not records:
-            return
-        try:
-            await asyncio.to_thread(self._store.append_many, records)
-        except Exception as exc:  # noqa: BLE001 - a full disk, say: the run stops with it
-            self._failure = self._failure or exc
-            return
-        for on_written in callbacks:
-            on_written()
-
-    async def close(self) -> None:
-        """Write every answer handed over so far (those that arrived before a Ctrl-C too), then stop."""
-        try:
-            if self._failure is None and not self._task.done():
-                await self._queue.join()
-        finally:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        self.check()
 
 
 class _Progress:
@@ -382,6 +382,7 @@ class _Progress:
         self.enabled = enabled and total > 0
         if not self.enabled:
             return
+        # rich is imported when a bar is drawn: `scrambled-bench --help` and a library caller without one skip it
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -433,6 +434,179 @@ class _Progress:
             self._progress.stop()
 
 
+class RequestSender:
+    """One call of :func:`run_requests` as a step (in the manner of datatrove's ``PipelineStep``): its
+    inputs and its state (the queue of pending requests, the endpoint's health, the progress bar, the
+    committer that writes answers) are on ``self``; :meth:`run` sends the pending requests with
+    ``in_flight`` workers and returns once all are answered or given up, the endpoint is dead, or the run
+    is cancelled.
+
+    Made inside the running event loop (its committer starts there). What each failure leads to is
+    :func:`after_failure`'s decision; when the endpoint is dead, :func:`dead_verdict`'s."""
+
+    name = "send requests"
+
+    def __init__(
+        self,
+        backend: Backend,
+        pending: Sequence[tuple[str, GenerationRequest]],
+        store: RunStore,
+        settings: EngineSettings,
+        stats: EngineStats,
+        *,
+        on_result: Callable[[GenerationRequest, Generation], dict[str, Any]] | None = None,
+        progress: bool = True,
+        endpoint: Mapping[str, Any] | None = None,
+    ):
+        self.backend, self.store, self.settings, self.stats = backend, store, settings, stats
+        self.on_result, self.endpoint = on_result, endpoint
+        # a backend that serves one request at a time (in-process llama.cpp) gets no more in flight: requests
+        # queued inside it would spend their per-request timeout waiting for the others, and time out unsent
+        self.in_flight = min(
+            settings.concurrency, backend.max_concurrency or settings.concurrency, len(pending)
+        )
+        raise_open_files_limit(self.in_flight)  # before anything starts: a limit too low is a one-line error
+        self.queue: asyncio.Queue[tuple[str, GenerationRequest]] = asyncio.Queue()
+        for item in pending:
+            self.queue.put_nowait(item)
+        self.limiter = RateLimiter(settings.max_rps) if settings.max_rps else None
+        self.rng = random.Random()
+        self.fingerprints: set[str] = set()
+        self.watch = EndpointWatch(settings.dead_after, in_flight=self.in_flight)
+        self.bar = _Progress(progress, len(pending), f"{backend.kind or 'backend'}:{backend.model}")
+        self.bar.update(stats)
+        self.committer = GroupCommitter(store, self._build_record)
+
+    async def run(self) -> EngineStats:
+        """Send every pending request; write every answer that arrived, whichever way the run ends.
+
+        The first worker to raise (a :class:`ScrambledBenchError`, or the committer's failure: a full disk, a
+        bug in ``on_result``) stops the others, and so does a cancellation (Ctrl-C): the error goes on. A dead
+        endpoint stops them too, without an error: ``stats.stopped`` says why, and the run is incomplete."""
+        workers = [asyncio.create_task(self._worker()) for _ in range(self.in_flight)]
+        all_sent = asyncio.gather(*workers)
+        dead = asyncio.create_task(self.watch.wait_dead()) if self.settings.dead_after else None
+        try:
+            await asyncio.wait([all_sent, *([dead] if dead else [])], return_when=asyncio.FIRST_COMPLETED)
+            if all_sent.done():
+                all_sent.result()
+            elif dead is not None:
+                self.stats.stopped = dead.result()
+                await _cancel(workers, all_sent)
+        except BaseException as exc:
+            self.stats.interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+            await _cancel(workers, all_sent)
+            raise
+        finally:
+            if dead is not None:
+                await _cancel([dead])
+            try:
+                await self.committer.close()
+            finally:
+                self.bar.close()
+                self.stats.fingerprints = sorted(self.fingerprints)
+        return self.stats
+
+    async def _worker(self) -> None:
+        """Send requests from the queue, one at a time, until it is empty."""
+        while True:
+            try:
+                key, request = self.queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await self._send(key, request)
+
+    async def _send(self, key: str, request: GenerationRequest) -> None:
+        """Send one request until it is answered (handed to the committer) or given up (recorded)."""
+        attempt = 0
+        while True:
+            try:
+                generation = await self._attempt(request)
+            except Exception as exc:  # after_failure decides: retried, recorded, or raised
+                decision = after_failure(exc, attempt, self.settings)
+                if isinstance(decision, Stop):
+                    raise  # the run cannot go on (e.g. the model failed to load): one line for the user
+                self.watch.failed(exc)
+                if isinstance(decision, GiveUp):
+                    await self._record_failure(key, request, decision, attempt + 1)
+                    return
+                delay = backoff_delay(
+                    attempt,
+                    base=self.settings.backoff_base,
+                    cap=self.settings.backoff_max,
+                    retry_after=decision.retry_after,
+                    rng=self.rng,
+                )
+                attempt += 1
+                self.stats.retries += 1
+                self.bar.update(self.stats)
+                await asyncio.sleep(delay)
+                continue
+            self.watch.succeeded()
+            self.committer.submit(key, request, generation, functools.partial(self._written, generation))
+            return
+
+    async def _attempt(self, request: GenerationRequest) -> Generation:
+        """One attempt at ``request``, within the rate limit and the per-request timeout (a timeout is a
+        retryable :class:`BackendError`)."""
+        if self.limiter is not None:
+            await self.limiter.acquire()
+        timeout = self.settings.request_timeout
+        try:
+            if _TIMEOUT_SCOPE is not None:
+                # in this task: wait_for would start a task per request, a loop turn and its CPU each time
+                async with _TIMEOUT_SCOPE(timeout):
+                    return await self.backend.generate(request)
+            generation = await asyncio.wait_for(self.backend.generate(request), timeout=timeout)
+        except asyncio.TimeoutError:
+            raise BackendError(f"no answer within {timeout:g} s", retryable=True) from None
+        # Python 3.10's wait_for hands back an answer that finished as this task was being cancelled
+        # (Ctrl-C) and the cancellation is lost: keep it, so that the run stops as asked
+        current = asyncio.current_task()
+        if current is not None and getattr(current, "cancelling", lambda: 0)():
+            raise asyncio.CancelledError
+        return generation
+
+    async def _record_failure(
+        self, key: str, request: GenerationRequest, failure: GiveUp, attempts: int
+    ) -> None:
+        """Write the request's failure to ``errors.jsonl`` (it is sent again on the next resume)."""
+        await asyncio.to_thread(
+            self.store.record_error,
+            key,
+            error_type=failure.error_type,
+            message=failure.message,
+            attempts=attempts,
+            **_error_context(request),
+        )
+        self.stats.failed += 1
+        self.bar.update(self.stats, advance=1)
+
+    def _build_record(self, key: str, request: GenerationRequest, generation: Generation) -> dict[str, Any]:
+        """The ``samples.jsonl`` record of an answer, with the task's fields (run by the committer)."""
+        record = sample_record(key, self.backend.model, request, generation, self.endpoint)
+        if self.on_result is not None:
+            record.update(self.on_result(request, generation))
+        return record
+
+    def _written(self, generation: Generation) -> None:
+        """Count an answer once its record is on disk."""
+        self.stats.succeeded += 1
+        self.stats.prompt_tokens += generation.prompt_tokens or 0
+        self.stats.completion_tokens += generation.completion_tokens or 0
+        if generation.fingerprint:
+            self.fingerprints.add(generation.fingerprint)
+        self.bar.update(self.stats, advance=1)
+
+
+async def _cancel(tasks: Sequence[asyncio.Future[Any]], *also: asyncio.Future[Any]) -> None:
+    """Cancel ``tasks`` and wait for them; the outcome of ``also`` (a future gathering them) is retrieved
+    too, so that asyncio does not log it."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, *also, return_exceptions=True)
+
+
 async def run_requests(
     backend: Backend,
     requests: Sequence[GenerationRequest],
@@ -449,7 +623,7 @@ async def run_requests(
     Identical requests are sent once. Retryable :class:`BackendError`\\ s and timeouts are retried with
     exponential backoff and full jitter (honouring Retry-After) up to ``settings.max_retries`` times; a
     request that still fails, or fails in a way retrying cannot fix, goes to ``errors.jsonl`` and the run
-    goes on. ``on_result(request, generation)`` adds the task's fields (parsed prediction, score) to the
+    goes on (:func:`after_failure`). ``on_result(request, generation)`` adds the task's fields (parsed prediction, score) to the
     record before it is written, and each record names the ``endpoint`` that answered (where given).
 
     An endpoint that stays unreachable (:class:`EndpointWatch`, ``settings.dead_after``) stops the run: the
@@ -478,162 +652,13 @@ async def run_requests(
     pending = [(key, request) for key, request in unique.items() if key not in done]
     stats = stats if stats is not None else EngineStats()
     stats.total, stats.skipped_existing = len(unique), len(unique) - len(pending)
-    if not pending:
-        stats.wall_seconds = time.perf_counter() - started
-        return stats
-
-    # a backend that serves one request at a time (in-process llama.cpp) gets no more in flight: requests
-    # queued inside it would spend their per-request timeout waiting for the others, and time out unsent
-    in_flight = min(settings.concurrency, backend.max_concurrency or settings.concurrency, len(pending))
-    raise_open_files_limit(in_flight)
-    limiter = RateLimiter(settings.max_rps) if settings.max_rps else None
-    rng = random.Random()
-    fingerprints: set[str] = set()
-    queue: asyncio.Queue[tuple[str, GenerationRequest]] = asyncio.Queue()
-    for item in pending:
-        queue.put_nowait(item)
-    bar = _Progress(progress, len(pending), f"{backend.kind or 'backend'}:{backend.model}")
-    bar.update(stats)
-
-    watch = EndpointWatch(settings.dead_after, in_flight=in_flight)
-
-    def build_record(key: str, request: GenerationRequest, generation: Generation) -> dict[str, Any]:
-        record = sample_record(key, backend.model, request, generation, endpoint)
-        if on_result is not None:
-            record.update(on_result(request, generation))
-        return record
-
-    committer = _GroupCommitter(store, build_record)
-
-    async def record_failure(
-        key: str, request: GenerationRequest, error_type: str, message: str, attempts: int
-    ) -> None:
-        await asyncio.to_thread(
-            store.record_error,
-            key,
-            error_type=error_type,
-            message=message,
-            attempts=attempts,
-            **_error_context(request),
-        )
-        stats.failed += 1
-        bar.update(stats, advance=1)
-
-    async def attempt_once(request: GenerationRequest) -> Generation:
-        if limiter is not None:
-            await limiter.acquire()
-        try:
-            if _TIMEOUT_SCOPE is not None:
-                # in this task: wait_for would start a task per request, a loop turn and its CPU each time
-                async with _TIMEOUT_SCOPE(settings.request_timeout):
-                    return await backend.generate(request)
-            generation = await asyncio.wait_for(backend.generate(request), timeout=settings.request_timeout)
-        except asyncio.TimeoutError:
-            raise BackendError(f"no answer within {settings.request_timeout:g} s", retryable=True) from None
-        # Python 3.10's wait_for hands back an answer that finished as this task was being cancelled
-        # (Ctrl-C) and the cancellation is lost: keep it, so that the run stops as asked
-        current = asyncio.current_task()
-        if current is not None and getattr(current, "cancelling", lambda: 0)():
-            raise asyncio.CancelledError
-        return generation
-
-    async def send(key: str, request: GenerationRequest) -> None:
-        attempt = 0
-        while True:
-            try:
-                generation = await attempt_once(request)
-            except ContextTooLongError as exc:
-                watch.failed(exc)
-                await record_failure(key, request, "context_too_long", str(exc), attempt + 1)
-                return
-            except BackendError as exc:
-                watch.failed(exc)
-                if (
-                    exc.retryable
-                    and exc.retry_after is not None
-                    and exc.retry_after > settings.max_retry_after
-                ):
-                    message = (
-                        f"the server asked to retry after {exc.retry_after:g} s, more than the "
-                        f"{settings.max_retry_after:g} s allowed; left for the next resume ({exc})"
-                    )
-                    await record_failure(key, request, "retry_after_too_long", message, attempt + 1)
-                    return
-                if exc.retryable and attempt < settings.max_retries:
-                    delay = backoff_delay(
-                        attempt,
-                        base=settings.backoff_base,
-                        cap=settings.backoff_max,
-                        retry_after=exc.retry_after,
-                        rng=rng,
-                    )
-                    attempt += 1
-                    stats.retries += 1
-                    bar.update(stats)
-                    await asyncio.sleep(delay)
-                    continue
-                error_type = "retries_exhausted" if exc.retryable else "request_rejected"
-                await record_failure(key, request, error_type, str(exc), attempt + 1)
-                return
-            except ScrambledBenchError:
-                raise  # the run cannot go on (e.g. the model failed to load): one line for the user
-            except Exception as exc:  # noqa: BLE001 - a backend bug must cost one sample, not the whole run
-                watch.failed(exc)
-                message = redact(one_line(f"{exc.__class__.__name__}: {exc}"))
-                await record_failure(key, request, "unexpected_error", message, attempt + 1)
-                return
-            watch.succeeded()
-            committer.submit(key, request, generation, functools.partial(written, generation))
-            return
-
-    def written(generation: Generation) -> None:
-        stats.succeeded += 1
-        stats.prompt_tokens += generation.prompt_tokens or 0
-        stats.completion_tokens += generation.completion_tokens or 0
-        if generation.fingerprint:
-            fingerprints.add(generation.fingerprint)
-        bar.update(stats, advance=1)
-
-    async def worker() -> None:
-        while True:
-            try:
-                key, request = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await send(key, request)
-
-    workers = [asyncio.create_task(worker()) for _ in range(in_flight)]
-    all_sent = asyncio.gather(*workers)
-
-    async def stop() -> None:
-        for task in workers:
-            task.cancel()
-        # the gathering future too: its outcome (the cancellation) is retrieved, so asyncio does not log it
-        await asyncio.gather(*workers, all_sent, return_exceptions=True)
-
-    dead = asyncio.create_task(watch.wait_dead()) if settings.dead_after else None
     try:
-        # the first worker to raise (a ScrambledBenchError, or the committer's failure: a full disk, a bug in
-        # on_result) stops the others; so does a dead endpoint, without an error: the run is incomplete
-        await asyncio.wait([all_sent, *([dead] if dead else [])], return_when=asyncio.FIRST_COMPLETED)
-        if all_sent.done():
-            all_sent.result()
-        elif dead is not None:
-            stats.stopped = dead.result()
-            await stop()
-    except BaseException as exc:
-        stats.interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
-        await stop()
-        raise
+        if pending:
+            sender = RequestSender(
+                backend, pending, store, settings, stats, on_result=on_result, progress=progress, endpoint=endpoint
+            )  # fmt: skip
+            await sender.run()
     finally:
-        if dead is not None:
-            dead.cancel()
-            await asyncio.gather(dead, return_exceptions=True)
-        try:
-            await committer.close()
-        finally:
-            bar.close()
-        stats.fingerprints = sorted(fingerprints)
         stats.wall_seconds = time.perf_counter() - started
     return stats
 

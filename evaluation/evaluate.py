@@ -18,18 +18,49 @@ Any backend option goes in ``RunSettings.backend_options``, checked by that back
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.aggregate import metric
+from scrambled_bench.evaluation.backends import create_backend, create_config
 from scrambled_bench.evaluation.backends.base import Backend, GenerationRequest
 from scrambled_bench.evaluation.data import BuildProgress, DataSource, resolve_data
-from scrambled_bench.evaluation.engine import EngineSettings
-from scrambled_bench.evaluation.settings import DEFAULT_RUNS, RunSettings, identity_hash, run_dir_for
-from scrambled_bench.evaluation.tasks import TaskConfig, build_requests
-from scrambled_bench.evaluation.tokens import TokenCounter
+from scrambled_bench.evaluation.engine import EngineSettings, EngineStats, run_requests, unique_requests
+from scrambled_bench.evaluation.results import (
+    CONFIG_FILE,
+    RESULTS_FILE,
+    SCORES_FILE,
+    collect_samples,
+    compute_results,
+    environment_info,
+    results_document,
+    score_rows,
+    write_json,
+    write_jsonl,
+)
+from scrambled_bench.evaluation.settings import DEFAULT_RUNS, RunSettings, identity_hash, run_dir_for, scrub
+from scrambled_bench.evaluation.store import (
+    ENDPOINT,
+    SAMPLES_FILE,
+    Reuse,
+    RunStore,
+    answers_by_endpoint,
+    endpoint_text,
+    foreign_answers,
+    legacy_endpoint,
+    parse_lines,
+    shared_records,
+)
+from scrambled_bench.evaluation.suites import default_limit, resolve_configs
+from scrambled_bench.evaluation.tasks import TaskConfig, build_requests, result_hook
+from scrambled_bench.evaluation.tokens import TokenCounter, choose_token_counter
+from scrambled_bench.metrics import METRIC_NAMES
+from scrambled_bench.quiet import quiet_libraries
 
 
 @dataclass
@@ -103,8 +134,6 @@ def plan_run(
     build_progress: BuildProgress | None = None,
 ) -> RunPlan:
     """The configs the settings select, the data they read (built first when missing) and their requests."""
-    from scrambled_bench.evaluation.suites import default_limit, resolve_configs
-
     configs = resolve_configs(
         settings.suite,
         tasks=settings.tasks,
@@ -142,8 +171,6 @@ def plan_run(
 
 def create_run_backend(settings: RunSettings, engine: EngineSettings) -> Backend:
     """The backend the settings name, with the engine's request timeout for its HTTP client."""
-    from scrambled_bench.evaluation.backends import create_backend
-
     return create_backend(settings.backend, **settings.options(), request_timeout=engine.request_timeout)
 
 
@@ -154,9 +181,6 @@ def options_in_force(settings: RunSettings, engine: EngineSettings) -> dict[str,
     >>> options_in_force(RunSettings(backend="llama-cpp", backend_options={"n_threads": 2}), EngineSettings())
     {'request_timeout': 120.0, 'model': None, 'n_ctx': None, 'n_threads': 2}
     """
-    from scrambled_bench.evaluation.backends import create_config
-    from scrambled_bench.evaluation.settings import scrub
-
     config = create_config(settings.backend, **settings.options(), request_timeout=engine.request_timeout)
     return scrub(config.model_dump())
 
@@ -180,8 +204,6 @@ def requests_to_send(
 ) -> dict[TaskConfig, list[GenerationRequest]]:
     """Per config, the requests a run would still send: each once (the first config that holds it sends
     it), none already answered (``done_keys``)."""
-    from scrambled_bench.evaluation.engine import unique_requests
-
     to_send: dict[TaskConfig, list[GenerationRequest]] = {}
     seen: set[str] = set()
     for config, requests in plan.requests.items():
@@ -197,8 +219,6 @@ async def dry_run_summary(
     """Per config: requests it holds, how many a resume would still send, and their prompt tokens counted
     by ``counter`` (default: :func:`~scrambled_bench.evaluation.tokens.choose_token_counter`'s choice), with
     the config's scramble type and its ``original`` counterpart, for the token inflation per type."""
-    from scrambled_bench.evaluation.tokens import choose_token_counter
-
     own_counter = counter is None
     counter = counter or await choose_token_counter(backend, chat=plan.settings.chat)
     # each config's unscrambled counterpart in the plan: same task, dataset and exemplar rate
@@ -232,8 +252,6 @@ async def dry_run_summary(
 
 def done_keys(run_dir: Path) -> set[str]:
     """Keys already answered in a run folder, read without taking its lock (a dry run writes nothing)."""
-    from scrambled_bench.evaluation.store import SAMPLES_FILE, parse_lines
-
     path = Path(run_dir) / SAMPLES_FILE
     if not path.is_file():
         return set()
@@ -253,10 +271,6 @@ def results_status(run_dir: Path) -> str:
     >>> results_status(folder)
     'results.json: 5 of 40 requests scored, marked incomplete'
     """
-    import json
-
-    from scrambled_bench.evaluation.results import RESULTS_FILE
-
     try:
         totals = json.loads((Path(run_dir) / RESULTS_FILE).read_text(encoding="utf-8"))["totals"]
         scored, requests, complete = totals["n_scored"], totals["n_requests"], totals["complete"]
@@ -290,35 +304,8 @@ async def execute_run(
     Cancelled (Ctrl-C) once config.json is written, it still writes results.json from every answer that
     arrived, marked incomplete (``engine.interrupted``; the requests not answered count as ``n_missing``),
     and the cancellation then goes on."""
-    from scrambled_bench.evaluation.engine import EngineStats, run_requests
-    from scrambled_bench.evaluation.results import (
-        CONFIG_FILE,
-        RESULTS_FILE,
-        SCORES_FILE,
-        collect_samples,
-        compute_results,
-        environment_info,
-        results_document,
-        score_rows,
-        write_json,
-        write_jsonl,
-    )
-    from scrambled_bench.evaluation.settings import scrub
-    from scrambled_bench.evaluation.store import (
-        ENDPOINT,
-        Reuse,
-        RunStore,
-        answers_by_endpoint,
-        legacy_endpoint,
-        shared_records,
-    )
-    from scrambled_bench.evaluation.tasks import result_hook
-
-    settings = plan.settings
     fingerprint = scrub(await backend.health_check())
-    endpoint = backend.endpoint_of(fingerprint)
-    reuse = Reuse(endpoint, replicas=replicas)
-    identity = plan.identity(backend.model)
+    reuse = Reuse(backend.endpoint_of(fingerprint), replicas=replicas)
     store = RunStore(run_dir)
     try:
         # read before config.json is written again: whose are the answers stored before records named theirs
@@ -333,105 +320,147 @@ async def execute_run(
         # a request answered in another run folder (the same model, prompt and decoding: the same key) by this
         # endpoint is not sent again: a run with another limit, reader or data path picks up what was paid for
         shared = shared_records(run_dir, needed, reuse) if share else []
-        adopted = store.adopt(shared)
-        run_config = {
-            **environment_info(),
-            "backend": backend.kind,
-            "model": backend.model,
-            "suite": settings.suite_in_force,
-            "run_id": identity_hash(identity),
-            "identity": scrub(identity),
-            "settings": {**settings.scrubbed(), "suite": settings.suite_in_force},
-            "backend_options": options_in_force(settings, engine_settings),
-            "selection": plan.selection(),
-            "engine": scrub(vars(engine_settings)),
-            "dataset": plan.data.describe(),
-            "fingerprint": fingerprint,
-            # who answers this run's requests; the records stored before records named their endpoint are
-            # taken as `legacy_endpoint`'s (see evaluation/store.py)
-            ENDPOINT: endpoint,
-            "legacy_endpoint": legacy,
-            "replicas": replicas,
-            # the HTTP transport sent with: "httpx" means the slow fallback (warned about on stderr)
-            "transport": backend.transport,
-            "configs": [config.name for config in plan.configs],
-        }
-        write_json(run_dir / CONFIG_FILE, run_config)
+        folder = _RunFolder(
+            plan, backend.model, run_dir, store, needed, legacy, shared, adopted=store.adopt(shared),
+            config=run_config(plan, backend, engine_settings, fingerprint, reuse, legacy),
+        )  # fmt: skip
+        write_json(run_dir / CONFIG_FILE, folder.config)
         stats = EngineStats()
-
-        def finish() -> dict[str, Any]:
-            """Score what is in the run folder and write scores.jsonl and results.json (atomically)."""
-            if stats.fingerprints:
-                # server-side fingerprints (OpenAI system_fingerprint...) arrive with the replies
-                run_config["fingerprint"] = {**fingerprint, "reply_fingerprints": stats.fingerprints}
-                write_json(run_dir / CONFIG_FILE, run_config)
-            completed = store.completed()
-            collected = collect_samples(
-                plan.requests, completed, store.errors(), backend.model, reader=settings.parser
-            )
-            configs = compute_results(
-                collected,
-                confidence_level=settings.confidence_level,
-                n_resamples=settings.n_resamples,
-                seed=settings.seed,
-            )
-            adopted_from = Counter(record["adopted_from"] for record in shared)
-            engine_summary = {
-                "sent": stats.total - stats.skipped_existing,
-                "reused": stats.skipped_existing,
-                # where the reused answers came from: this folder (answers it held), or the folders beside it
-                # (answers taken from them now); a count per folder
-                "reused_from": {
-                    str(run_dir): stats.skipped_existing - adopted,
-                    **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
-                },
-                "succeeded": stats.succeeded,
-                "failed": stats.failed,
-                "retries": stats.retries,
-                "wall_seconds": round(stats.wall_seconds, 3),
-                "adopted": adopted,
-                "stopped": stats.stopped,
-                # Ctrl-C stopped the run: the requests not yet answered are counted missing (n_missing)
-                "interrupted": stats.interrupted,
-                # every endpoint that gave the answers the results rest on
-                "endpoints": answers_by_endpoint(completed, needed, legacy),
-                "store_warnings": list(store.warnings),
-            }
-            document = results_document(
-                configs, run_config=run_config, engine=engine_summary, reader=settings.parser
-            )
-            write_jsonl(run_dir / SCORES_FILE, score_rows(collected))
-            write_json(run_dir / RESULTS_FILE, document)
-            return document
-
         try:
             await run_requests(
-                backend,
-                plan.all_requests,
-                store,
-                engine_settings,
-                on_result=result_hook(settings.parser),
-                progress=progress,
-                endpoint=endpoint,
-                stats=stats,
-            )
+                backend, plan.all_requests, store, engine_settings, on_result=result_hook(plan.settings.parser),
+                progress=progress, endpoint=reuse.endpoint, stats=stats,
+            )  # fmt: skip
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Ctrl-C: every answer that arrived is on disk (run_requests waits for them); the results of the run
             # so far are written, marked incomplete, as a stop for a dead endpoint writes them, so that the
             # run can be reported; then the interruption goes on (a second Ctrl-C stops at once, without them)
             stats.interrupted = True
-            finish()
+            folder.write_results(stats)
             raise
-        return finish()
+        return folder.write_results(stats)
     finally:
         store.close()
 
 
+def run_config(
+    plan: RunPlan,
+    backend: Backend,
+    engine: EngineSettings,
+    fingerprint: Mapping[str, Any],
+    reuse: Reuse,
+    legacy: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """config.json: what the run is (its identity, settings, backend options in force, selection, data), who
+    answers it (the endpoint, its health check's ``fingerprint``) and whose answers it takes (``reuse``), with
+    the machine it runs on."""
+    settings = plan.settings
+    identity = plan.identity(backend.model)
+    return {
+        **environment_info(),
+        "backend": backend.kind,
+        "model": backend.model,
+        "suite": settings.suite_in_force,
+        "run_id": identity_hash(identity),
+        "identity": scrub(identity),
+        "settings": {**settings.scrubbed(), "suite": settings.suite_in_force},
+        "backend_options": options_in_force(settings, engine),
+        "selection": plan.selection(),
+        "engine": scrub(vars(engine)),
+        "dataset": plan.data.describe(),
+        "fingerprint": dict(fingerprint),
+        # who answers this run's requests; the records stored before records named their endpoint are
+        # taken as `legacy_endpoint`'s (see evaluation/store.py)
+        ENDPOINT: reuse.endpoint,
+        "legacy_endpoint": legacy,
+        "replicas": reuse.replicas,
+        # the HTTP transport sent with: "httpx" means the slow fallback (warned about on stderr)
+        "transport": backend.transport,
+        "configs": [config.name for config in plan.configs],
+    }
+
+
+@dataclass
+class _RunFolder:
+    """A run folder as :func:`execute_run` fills it: its store, its config.json (``config``), the keys of
+    the run's requests (``needed``), the endpoint its records of before endpoints were named are taken as
+    (``legacy``), and the records taken from the folders beside it (``shared``, ``adopted`` of them new)."""
+
+    plan: RunPlan
+    model: str
+    path: Path
+    store: RunStore
+    needed: set[str]
+    legacy: dict[str, Any] | None
+    shared: list[dict[str, Any]]
+    adopted: int
+    config: dict[str, Any]
+
+    def write_results(self, stats: EngineStats) -> dict[str, Any]:
+        """Score what is in the run folder and write scores.jsonl and results.json (atomically); config.json
+        again where the replies brought server-side fingerprints (OpenAI ``system_fingerprint``...)."""
+        if stats.fingerprints:
+            self.config["fingerprint"] = {
+                **self.config["fingerprint"],
+                "reply_fingerprints": stats.fingerprints,
+            }
+            write_json(self.path / CONFIG_FILE, self.config)
+        settings = self.plan.settings
+        completed = self.store.completed()
+        collected = collect_samples(
+            self.plan.requests, completed, self.store.errors(), self.model, reader=settings.parser
+        )
+        configs = compute_results(
+            collected,
+            confidence_level=settings.confidence_level,
+            n_resamples=settings.n_resamples,
+            seed=settings.seed,
+        )
+        engine = {
+            **engine_summary(stats, self.path, adopted=self.adopted, shared=self.shared),
+            # every endpoint that gave the answers the results rest on
+            "endpoints": answers_by_endpoint(completed, self.needed, self.legacy),
+            "store_warnings": list(self.store.warnings),
+        }
+        document = results_document(configs, run_config=self.config, engine=engine, reader=settings.parser)
+        write_jsonl(self.path / SCORES_FILE, score_rows(collected))
+        write_json(self.path / RESULTS_FILE, document)
+        return document
+
+
+def engine_summary(
+    stats: EngineStats, run_dir: Path, *, adopted: int, shared: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """results.json's ``engine``: what the engine sent and reused, and how the run ended.
+
+    >>> summary = engine_summary(EngineStats(total=5, skipped_existing=3, succeeded=2), Path("runs/a"),
+    ...     adopted=1, shared=[{"key": "k", "adopted_from": "b"}])
+    >>> summary["sent"], summary["reused_from"]
+    (2, {'runs/a': 2, 'runs/b': 1})
+    """
+    adopted_from = Counter(record["adopted_from"] for record in shared)
+    return {
+        "sent": stats.total - stats.skipped_existing,
+        "reused": stats.skipped_existing,
+        # where the reused answers came from: this folder (answers it held), or the folders beside it
+        # (answers taken from them now); a count per folder
+        "reused_from": {
+            str(run_dir): stats.skipped_existing - adopted,
+            **{str(run_dir.parent / name): count for name, count in sorted(adopted_from.items())},
+        },
+        "succeeded": stats.succeeded,
+        "failed": stats.failed,
+        "retries": stats.retries,
+        "wall_seconds": round(stats.wall_seconds, 3),
+        "adopted": adopted,
+        "stopped": stats.stopped,
+        # Ctrl-C stopped the run: the requests not yet answered are counted missing (n_missing)
+        "interrupted": stats.interrupted,
+    }
+
+
 def _load_metric_modules() -> None:
     """Load the metric modules the results are computed with (once per process)."""
-    from scrambled_bench.evaluation.aggregate import metric
-    from scrambled_bench.metrics import METRIC_NAMES
-
     for name in METRIC_NAMES:
         metric(name)
 
@@ -440,14 +469,11 @@ def _refuse_foreign_answers(
     run_dir: Path,
     completed: dict[str, dict[str, Any]],
     needed: set[str],
-    reuse: Any,
+    reuse: Reuse,
     legacy: dict[str, Any] | None,
 ) -> None:
     """A one-line error where the run folder holds answers to this run's requests that another endpoint
     gave: they are never taken as this endpoint's unless the run says the endpoints are replicas."""
-    from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.evaluation.store import endpoint_text, foreign_answers
-
     foreign = foreign_answers(completed, needed, reuse, legacy)
     if not foreign:
         return
@@ -512,9 +538,6 @@ def evaluate_model(
     ...
     scrambled_bench.errors.ScrambledBenchError: --tokenizer applies to --dry-run only (a run counts the tokens the server reports)
     """
-    from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.quiet import quiet_libraries
-
     if tokenizer is not None and dry_run is None:
         raise ScrambledBenchError(
             "--tokenizer applies to --dry-run only (a run counts the tokens the server reports)"
@@ -526,34 +549,53 @@ def evaluate_model(
         plan = plan_run(settings, announce=announce, build_progress=build_progress)
     backend = create_run_backend(settings, engine)
 
-    async def go() -> dict[str, Any] | None:
-        # one event loop for the backend's whole life: async HTTP clients are bound to the loop they start in
-        try:
-            resolved = await resolve_run_dir(plan, backend, folder)
-            if on_run_dir is not None:
-                on_run_dir(resolved)
-            if dry_run is not None:
-                share = folder is None  # as the run would: the default folders share answers
-                dry_run(
-                    await _count_dry_run(plan, backend, resolved, tokenizer, share=share, replicas=replicas)
-                )
-                return None
-            return await execute_run(
-                plan,
-                backend,
-                resolved,
-                engine,
-                progress=progress,
-                # runs in the default folders share answers; a folder of the caller's own choosing stays apart
-                share=folder is None,
-                replicas=replicas,
-                announce=(lambda: on_start(plan, resolved)) if on_start is not None else None,
-            )
-        finally:
-            await backend.aclose()
-
     with quiet_libraries(not progress):  # loading the model, generating
-        return asyncio.run(go())
+        return asyncio.run(
+            _evaluate(
+                plan, backend, engine, folder, progress=progress, replicas=replicas, on_run_dir=on_run_dir,
+                on_start=on_start, dry_run=dry_run, tokenizer=tokenizer,
+            )
+        )  # fmt: skip
+
+
+async def _evaluate(
+    plan: RunPlan,
+    backend: Backend,
+    engine: EngineSettings,
+    folder: Path | None,
+    *,
+    progress: bool,
+    replicas: bool,
+    on_run_dir: Callable[[Path], None] | None,
+    on_start: Callable[[RunPlan, Path], None] | None,
+    dry_run: Callable[[DryRun], None] | None,
+    tokenizer: str | None,
+) -> dict[str, Any] | None:
+    """:func:`evaluate_model` once the plan and the backend are made: the run folder, then the run (or the dry
+    run), in one event loop for the backend's whole life (async HTTP clients are bound to the loop they start
+    in); the backend is closed after."""
+    try:
+        resolved = await resolve_run_dir(plan, backend, folder)
+        if on_run_dir is not None:
+            on_run_dir(resolved)
+        # runs in the default folders share answers; a folder of the caller's own choosing stays apart
+        share = folder is None
+        if dry_run is not None:
+            dry_run(await _count_dry_run(plan, backend, resolved, tokenizer, share=share, replicas=replicas))
+            return None
+        started = (lambda: on_start(plan, resolved)) if on_start is not None else None
+        return await execute_run(
+            plan,
+            backend,
+            resolved,
+            engine,
+            progress=progress,
+            share=share,
+            replicas=replicas,
+            announce=started,
+        )
+    finally:
+        await backend.aclose()
 
 
 async def _count_dry_run(
@@ -562,8 +604,6 @@ async def _count_dry_run(
     """What the run in ``folder`` would still send, counted by ``tokenizer`` or the best counter there is:
     neither what the folder holds, nor (with ``share``) what the folders beside it answered for this
     endpoint, which the run would take from there (:func:`execute_run`)."""
-    from scrambled_bench.evaluation.tokens import choose_token_counter
-
     done = done_keys(folder)
     beside, note = await _answered_beside(plan, backend, folder, done, replicas) if share else (set(), None)
     counter = await choose_token_counter(backend, tokenizer=tokenizer, chat=plan.settings.chat)
@@ -589,10 +629,6 @@ async def _answered_beside(
     """The keys of the requests still to answer that the folders beside ``folder`` hold answers to from
     this endpoint (any endpoint's with ``replicas``), as a run would take them (:func:`shared_records`);
     with, where the endpoint could not be asked who it is, why none is counted."""
-    from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.evaluation.settings import scrub
-    from scrambled_bench.evaluation.store import Reuse, shared_records
-
     wanted = {request.key(backend.model) for request in plan.all_requests} - done
     anyone = Reuse({}, replicas=True)
     held = await asyncio.to_thread(shared_records, folder, wanted, anyone) if wanted else []

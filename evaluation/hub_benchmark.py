@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrambled_bench.builder.build import EVAL_YAML_NAME
+from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.tasks import TASKS, Task, TaskConfig
 
@@ -92,18 +93,12 @@ def benchmark_configs(data_configs: Iterable[str]) -> list[TaskConfig]:
         for dataset in task.datasets:
             types = sorted(
                 {name.split("_", 1)[1] for name in available if name.split("_", 1)[0] == dataset},
-                key=_type_order,
+                key=type_order,
             )
             if not anchors <= set(types):
                 continue  # the headline metric needs its anchors (RPG: the original and substituted texts)
             configs.extend(task.configs([dataset], [t for t in types if t not in anchors]))
     return configs
-
-
-def _type_order(name: str) -> tuple:
-    from scrambled_bench.builder.scrambler import type_order
-
-    return type_order(name)
 
 
 def benchmark_eval_yaml(

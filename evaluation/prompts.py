@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scrambled_bench.builder.scrambler import scramble
 from scrambled_bench.choices import LETTERS
 
 #: ScrRec zero-shot instruction (Appendix C.1), followed by a newline and the target.
@@ -189,8 +190,6 @@ def scrambled_scrrec_exemplars(seed: int) -> list[str]:
     >>> scrambled_scrrec_exemplars(0) == scrambled_scrrec_exemplars(0)
     True
     """
-    from scrambled_bench.builder.scrambler import scramble
-
     return [
         scramble(
             sentence, SCRREC_EXEMPLAR_TYPE, seed=seed, sample_id=f"scrrec-exemplar-{index}", place="original"
@@ -210,8 +209,6 @@ def scrambled_aqua_exemplar_questions(exemplar_rate: int, seed: int) -> list[str
     scramble_type = EXEMPLAR_RATES[exemplar_rate]
     if scramble_type == "original":
         return [exemplar["question"] for exemplar in AQUA_EXEMPLARS]
-    from scrambled_bench.builder.scrambler import scramble
-
     return [
         # at the place of a built row's scrambled text (an AQuA row's `original` is its question)
         scramble(

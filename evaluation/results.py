@@ -22,9 +22,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.evaluation.aggregate import Bootstrap
 from scrambled_bench.evaluation.backends.base import GenerationRequest
 from scrambled_bench.evaluation.tasks import TaskConfig
+from scrambled_bench.evaluation.tasks.base import METRICS
 from scrambled_bench.io import atomic_write_text
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
@@ -365,8 +367,6 @@ def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
 
 def environment_info() -> dict[str, str]:
     """Versions that can change a result without changing a setting."""
-    from scrambled_bench import __version__
-
     return {
         "package_version": __version__,
         "python": platform.python_version(),
@@ -380,8 +380,6 @@ def units(scale: str) -> dict[str, str]:
     >>> units("fraction")["accuracy"], units("fraction")["edit_distance"]
     ('fraction', 'characters (mean Levenshtein distance)')
     """
-    from scrambled_bench.evaluation.tasks.base import METRICS
-
     named = {
         metric.key: scale if metric.unit == "%" else f"{metric.unit} (mean Levenshtein distance)"
         for metric in METRICS
@@ -401,8 +399,6 @@ def scores_in(document: Mapping[str, Any], scale: str) -> dict[str, Any]:
     >>> scores_in(shown, "fraction")["configs"]["c"]["accuracy"]["value"]
     0.5
     """
-    from scrambled_bench.evaluation.tasks.base import METRICS
-
     current = (document.get("units") or {}).get("accuracy", PERCENT)
     if current == scale:
         return dict(document)

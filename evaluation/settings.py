@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.backends import BACKENDS, given_options
 from scrambled_bench.evaluation.backends.base import option_marks
+from scrambled_bench.metrics.readers import get_reader
+from scrambled_bench.names import split_names
 from scrambled_bench.redaction import redact
 
 DEFAULT_RUNS = Path("runs")
@@ -85,9 +88,6 @@ class RunSettings:
     n_resamples: int = field(default=1000, metadata=PLAIN)
 
     def __post_init__(self) -> None:
-        from scrambled_bench.errors import ScrambledBenchError
-        from scrambled_bench.metrics.readers import get_reader
-
         options = dict(self.backend_options)
         if "model" in options:
             if self.model is not None:
@@ -109,8 +109,6 @@ class RunSettings:
             raise ScrambledBenchError(
                 f"--confidence-level must be between 0 and 1 (exclusive), got {self.confidence_level}"
             )
-        from scrambled_bench.names import split_names
-
         # "--types original,rs50" and "--types original --types rs50" are one list of names, recorded split
         for name in ("tasks", "datasets", "types"):
             object.__setattr__(self, name, split_names(getattr(self, name)))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.backends import BACKENDS
 from scrambled_bench.io import atomic_write_text, creation_mode, lock_folder
 
 SAMPLES_FILE = "samples.jsonl"
@@ -299,8 +300,6 @@ def legacy_endpoint(folder: Path, config: Mapping[str, Any] | None = None) -> di
     >>> legacy_endpoint(folder)
     {'backend': 'openai', 'base_url': 'http://h:8080/v1', 'model': 'm'}
     """
-    from scrambled_bench.evaluation.backends import BACKENDS
-
     config = read_config(folder) if config is None else config
     if ENDPOINT in config:  # written since records name their endpoint
         stated = config.get("legacy_endpoint")

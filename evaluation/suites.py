@@ -14,6 +14,7 @@ from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.tasks import (
     DATASETS,
     TASKS,
+    Task,
     TaskConfig,
     check_dataset,
     configs_from,
@@ -110,72 +111,120 @@ def resolve_configs(
     >>> len(resolve_configs("paper"))
     40
     """
-    base = list(get_suite(suite).configs)
-    tasks, datasets, types = split_names(tasks), split_names(datasets), split_names(types)
-    for task in tasks or ():
-        get_task(task)
-    for dataset in datasets or ():
-        check_dataset(dataset)
-    rated = [task for task in TASKS.values() if task.exemplar_rates]
-    for rate in exemplar_rates or ():
-        if not any(rate in task.exemplar_rates for task in rated):
-            known = sorted({r for task in rated for r in task.exemplar_rates})
+    names = _Selection(suite, split_names(tasks), split_names(datasets), split_names(types), exemplar_rates)
+    return names.configs()
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """A ``run``'s selection (a suite and the names given, comma-separated ones split), resolved to configs
+    by :meth:`configs` in named steps."""
+
+    suite: str
+    tasks: list[str] | None
+    datasets: list[str] | None
+    types: list[str] | None
+    exemplar_rates: Sequence[int] | None
+
+    def configs(self) -> list[TaskConfig]:
+        """The configs selected: the suite's, narrowed by the tasks and datasets, re-gridded by the types."""
+        base = list(get_suite(self.suite).configs)
+        self._check_names()
+        chosen = self._chosen_tasks(base)
+        configs = [c for c in base if c.task in chosen] if self.types is None else self._regrid(base, chosen)
+        if self.exemplar_rates is not None:
+            configs = self._at_exemplar_rates(configs, self.exemplar_rates)
+        configs = self._narrowed(configs, base)
+        self._check_selected(configs)
+        return configs
+
+    def _check_names(self) -> None:
+        """A one-line error for a task, a dataset or an exemplar rate that no task knows."""
+        for task in self.tasks or ():
+            get_task(task)
+        for dataset in self.datasets or ():
+            check_dataset(dataset)
+        rated = _rated_tasks()
+        for rate in self.exemplar_rates or ():
+            if not any(rate in task.exemplar_rates for task in rated):
+                known = sorted({r for task in rated for r in task.exemplar_rates})
+                raise ScrambledBenchError(
+                    f"unknown exemplar rate {rate}; choose from {', '.join(map(str, known))}"
+                )
+
+    def _chosen_tasks(self, base: Sequence[TaskConfig]) -> list[str]:
+        """The tasks that run: those named, else the suite's."""
+        if self.tasks is None and self.datasets is not None and self.types is not None:
+            # naming datasets and types without tasks means "every task on those datasets"
+            return list(TASKS)
+        if self.tasks is None:
+            return list(dict.fromkeys(c.task for c in base))
+        if self.types is None and not any(c.task in self.tasks for c in base):
             raise ScrambledBenchError(
-                f"unknown exemplar rate {rate}; choose from {', '.join(map(str, known))}"
+                f"suite {self.suite!r} has no config of task(s) {', '.join(self.tasks)}; name --types too"
             )
+        return self.tasks
 
-    if tasks is None and datasets is not None and types is not None:
-        # naming datasets and types without tasks means "every task on those datasets"
-        chosen_tasks = list(TASKS)
-    else:
-        chosen_tasks = tasks if tasks is not None else list(dict.fromkeys(c.task for c in base))
-    if types is None and tasks is not None and not any(c.task in tasks for c in base):
-        raise ScrambledBenchError(
-            f"suite {suite!r} has no config of task(s) {', '.join(tasks)}; name --types too"
-        )
-
-    if types is None:
-        configs = [c for c in base if c.task in chosen_tasks]
-    else:
+    def _regrid(self, base: Sequence[TaskConfig], chosen: Sequence[str]) -> list[TaskConfig]:
+        """The chosen tasks at exactly the types named; a task with paired anchors (ScrQA's ``original`` and
+        ``sub``) gets them too, so that RPG comes out of the same run."""
         configs = []
-        for name in chosen_tasks:
+        for name in chosen:
             task = get_task(name)
             anchors = task.anchors
-            task_types = sorted(set(types) | set(anchors), key=type_order) if anchors else types
+            task_types = sorted(set(self.types) | set(anchors), key=type_order) if anchors else self.types
             # AQuA named without its rates: the suite's own, else the first (unscrambled exemplars)
-            rates = exemplar_rates or sorted({c.exemplar_rate for c in base if c.task == name} - {None})
+            rates = self.exemplar_rates or sorted({c.exemplar_rate for c in base if c.task == name} - {None})
             rates = rates or list(task.exemplar_rates[:1])
             configs.extend(task.configs(None, task_types, rates))
-    if exemplar_rates is not None:
+        return configs
+
+    @staticmethod
+    def _at_exemplar_rates(configs: Sequence[TaskConfig], rates: Sequence[int]) -> list[TaskConfig]:
+        """``configs`` with the configs of each task that takes exemplar rates (AQuA) at exactly ``rates``."""
         kept = [c for c in configs if not c.definition.exemplar_rates]
-        for task in rated:
+        for task in _rated_tasks():
             task_types = list(dict.fromkeys(c.scramble_type for c in configs if c.task == task.name))
             kept.extend(
-                TaskConfig(task.name, c_dataset, t, rate)
-                for c_dataset in task.datasets
-                for t in task_types
-                for rate in exemplar_rates
+                TaskConfig(task.name, dataset, scramble_type, rate)
+                for dataset in task.datasets
+                for scramble_type in task_types
+                for rate in rates
             )
-        configs = kept
-    if datasets is not None:
-        configs = [c for c in configs if c.dataset in datasets]
-    elif types is not None and tasks is None:
-        # re-gridding keeps the suite's own (task, dataset) pairs: quick stays on RealtimeQA
-        pairs = {(c.task, c.dataset) for c in base}
-        configs = [c for c in configs if (c.task, c.dataset) in pairs]
-    configs = list(dict.fromkeys(configs))
-    if configs and exemplar_rates is not None and not any(c.definition.exemplar_rates for c in configs):
-        # an option that changes nothing would still move the run to another folder, and hide the mistake
-        raise ScrambledBenchError(
-            f"--exemplar-rate applies to the aqua-cot task, which this selection leaves out (suite {suite!r}); "
-            "add --tasks aqua-cot --types original or use --suite paper"
-        )
-    if not configs:
-        raise ScrambledBenchError(
-            "the selection of suite, --tasks, --datasets and --types leaves nothing to run "
-            f"(suite {suite!r}, tasks {tasks}, datasets {datasets}, types {types})"
-        )
-    return configs
+        return kept
+
+    def _narrowed(self, configs: Sequence[TaskConfig], base: Sequence[TaskConfig]) -> list[TaskConfig]:
+        """``configs`` on the datasets named, each once."""
+        if self.datasets is not None:
+            configs = [c for c in configs if c.dataset in self.datasets]
+        elif self.types is not None and self.tasks is None:
+            # re-gridding keeps the suite's own (task, dataset) pairs: quick stays on RealtimeQA
+            pairs = {(c.task, c.dataset) for c in base}
+            configs = [c for c in configs if (c.task, c.dataset) in pairs]
+        return list(dict.fromkeys(configs))
+
+    def _check_selected(self, configs: Sequence[TaskConfig]) -> None:
+        """A one-line error where the selection leaves nothing to run, or names rates that change nothing."""
+        if (
+            configs
+            and self.exemplar_rates is not None
+            and not any(c.definition.exemplar_rates for c in configs)
+        ):
+            # an option that changes nothing would still move the run to another folder, and hide the mistake
+            raise ScrambledBenchError(
+                f"--exemplar-rate applies to the aqua-cot task, which this selection leaves out (suite "
+                f"{self.suite!r}); add --tasks aqua-cot --types original or use --suite paper"
+            )
+        if not configs:
+            raise ScrambledBenchError(
+                "the selection of suite, --tasks, --datasets and --types leaves nothing to run "
+                f"(suite {self.suite!r}, tasks {self.tasks}, datasets {self.datasets}, types {self.types})"
+            )
+
+
+def _rated_tasks() -> list[Task]:
+    """The tasks that take exemplar rates (AQuA's few-shot CoT)."""
+    return [task for task in TASKS.values() if task.exemplar_rates]
 
 
 def default_limit(suite: str) -> int | None:

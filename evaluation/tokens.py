@@ -35,9 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.evaluation.backends.base import Backend, GenerationRequest
 from scrambled_bench.evaluation.backends.gguf_chat import gguf_request_tokens, render_gguf_chat, user_message
+from scrambled_bench.hub import is_repo_id
 from scrambled_bench.redaction import redact
 
 #: the rough estimate's characters per token (English prose in a BPE vocabulary)
@@ -505,8 +507,6 @@ async def choose_token_counter(
 
 def _cached_hub_tokenizer(model: str, notes: list[str]) -> TransformersCounter | None:
     """The tokenizer of a Hub model id already in the local Hugging Face cache (nothing is downloaded)."""
-    from scrambled_bench.hub import is_repo_id
-
     if not is_repo_id(model):
         return None
     try:
@@ -590,6 +590,4 @@ def tokens_by_type(summary: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             if requests and original_tokens
             else None
         )
-    from scrambled_bench.builder.scrambler import type_order
-
     return sorted(grouped.values(), key=lambda row: type_order(row["type"]))

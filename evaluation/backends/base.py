@@ -22,6 +22,8 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
+from scrambled_bench.redaction import redact
+
 
 @dataclass(frozen=True)
 class GenerationSettings:
@@ -195,8 +197,6 @@ class EndpointConfig(BackendConfig):
         >>> EndpointConfig.endpoint_url("https://user:Secret@Host.example:8443/api/")
         'https://user:Secret@host.example:8443/api'
         """
-        from scrambled_bench.redaction import redact
-
         parsed = urlparse(value)
         scheme = parsed.scheme.lower()
         if scheme not in ("http", "https") or not parsed.netloc:

@@ -31,6 +31,7 @@ from scrambled_bench.evaluation.backends.base import (
     backend_option,
 )
 from scrambled_bench.evaluation.backends.decoding import llama_cpp_parameters
+from scrambled_bench.evaluation.backends.gguf_chat import gguf_request_tokens
 from scrambled_bench.io import file_sha256
 
 if TYPE_CHECKING:  # annotations only
@@ -234,8 +235,6 @@ class LlamaCppBackend(Backend):
         """The prompt tokens llama.cpp will evaluate for ``request``: for chat, the prompt inside the model's
         chat template (what ``usage.prompt_tokens`` reports), not the bare text, which is a fifth fewer
         for the quick suite."""
-        from scrambled_bench.evaluation.backends.gguf_chat import gguf_request_tokens
-
         llama = await asyncio.to_thread(self._load)
         return await asyncio.to_thread(gguf_request_tokens, llama, request)
 

@@ -70,7 +70,7 @@ def install_async_client(base_url: str | None = None) -> str:
     def exempt(url: str) -> bool:
         return _origin(url) in _USER_ENDPOINT_ORIGINS
 
-    try:
+    try:  # hf_transport imports aiohttp, which is heavy and may be missing: only once a tgi client is made
         from scrambled_bench.evaluation.backends.hf_transport import hf_async_client
     except ImportError as exc:  # aiohttp missing: huggingface_hub's own pool, with the offline exemption
         warn_once(fallback_message("huggingface_hub", f"{exc.__class__.__name__}: {exc}"))

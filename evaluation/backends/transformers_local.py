@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.evaluation.backends import gguf_cache
 from scrambled_bench.evaluation.backends.base import (
     Backend,
     BackendConfig,
@@ -37,6 +38,7 @@ from scrambled_bench.evaluation.backends.base import (
     backend_option,
 )
 from scrambled_bench.evaluation.backends.decoding import transformers_parameters
+from scrambled_bench.io import file_sha256
 
 #: how long the batcher waits for more requests to join a batch that is not full yet
 BATCH_WINDOW_SECONDS = 0.02
@@ -244,9 +246,6 @@ def _load_gguf(path: Path, dtype: Any) -> tuple[Any, Any, dict[str, Any]]:
     transformers (float32) and stored as that entry first."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from scrambled_bench.evaluation.backends import gguf_cache
-    from scrambled_bench.io import file_sha256
-
     digest = file_sha256(path)
     facts: dict[str, Any] = {"gguf_sha256": digest}
     entry, problem = gguf_cache.find_entry(digest)
@@ -289,9 +288,6 @@ def dequantised_checkpoint(gguf: Path) -> tuple[Path, str]:
     ...
     scrambled_bench.errors.ScrambledBenchError: model file not found: /no/such/model.gguf
     """
-    from scrambled_bench.evaluation.backends import gguf_cache
-    from scrambled_bench.io import file_sha256
-
     gguf = Path(gguf).expanduser()
     if not gguf.is_file():
         raise ScrambledBenchError(f"model file not found: {gguf}")
