@@ -69,13 +69,19 @@ readers' values and the careful reader's rule when the sample was drawn, the gol
   klkr1, and rs50 past its first 105). The reader was right on 187 against judge A (93.5%); its misses were
   studied, and the two changes tried were left out, so the reader reads it as at the draw. Its item ids read
   "final9-".
-- ``final``: disagreements of the reader of commit 4c52139 (the same rules as f6c2f69: round 9's study
-  changed none), drawn after its rules were frozen and judged by two independent blind judges (A:
-  ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``), all SmolLM2: outputs no run had produced before
-  round 10 began (DREAM klkr1 past its first 176 questions, rs50 past its first 523, and sub past its first
-  168). The released outputs have no disagreement left that no earlier sample used (all 200 distinct ones
-  are in dev1 to dev4). The figures the issue asks for are taken on it. Its item ids read "final10-", and its
-  key records the careful reader of branch main before issue 31 as dev3's does.
+- ``dev12``: 200 disagreements of the reader of commit 4c52139 (the same rules as f6c2f69: round 9's study
+  changed none), drawn after its rules were frozen as the final sample of round 10 and judged by two
+  independent blind judges (who agree on 199), all SmolLM2: outputs no run had produced before round 10 began
+  (DREAM klkr1 past its first 176 questions, rs50 past its first 523, and sub past its first 168). The reader
+  was right on 167 against judge A (83.5%); issue 45's ruling on "A:", written after it, moves its readings
+  (188 in the code), so it became a development sample. Its item ids read "final10-", and its key records the
+  careful reader of branch main before issue 31 as dev3's does.
+- ``final``: 200 disagreements of the reader frozen at commit 9cb8275 (issue 45's rules), drawn as the final
+  sample of round 11 by ``draw_round11.py`` (which wrote it as ``round11.*``) and judged by two independent
+  blind judges (A: ``final.verdicts.jsonl``, B: ``final.verdicts-b.jsonl``; they agree on 196), all SmolLM2:
+  outputs of DREAM kr2 and kfkr1, which no earlier round ran. The figures issue 45 asks for are taken on it.
+  Its item ids read "final11-"; its key records, instead of the reader before issue 31, the careful reader
+  before issue 45 (3082d0f, ``careful_before_45`` and ``rule_before_45``) and the item's config.
 
 The judges' rules, as they were given them: an output commits to a choice when it states that choice's
 content, by letter, by the choice's text, or by a clear paraphrase or entity of it, and does not also commit
@@ -83,11 +89,12 @@ to another; a letter whose text names a different choice, or an output that cycl
 commits to none; a mechanical recital of the options commits to nothing; a scrambled echo of the evidence is
 not an answer.
 
-Every sample above (and the packets of ``fixtures/judge_order``) was judged before issue 45's ruling, that
-"A:" at the start of an output, followed by text, is an answer label, which the judges' rules did not say.
-Each keeps its figures at its draw (``AT_THE_DRAW``) and after issue 31 (``AFTER_ISSUE_31``, the reader of
-3082d0f, whose readings ``fixtures/readings_before_45`` keeps); the reader in the code, which follows the
-ruling, is pinned apart (``IN_THE_CODE``).
+Every sample above but the final one (and the packets of ``fixtures/judge_order``) was judged before issue 45's
+ruling, that "A:" at the start of an output, followed by text, is an answer label, which the judges' rules did
+not say; the final sample's judges had it as a fifth rule (``fixtures/judged/PROMPT.txt``). Each keeps its
+figures at its draw (``AT_THE_DRAW``) and after issue 31 (``AFTER_ISSUE_31``, the reader of 3082d0f, whose
+readings ``fixtures/readings_before_45`` keeps, and the final sample's key); the reader in the code, which
+follows the ruling, is pinned apart (``IN_THE_CODE``).
 """
 
 from __future__ import annotations
@@ -133,7 +140,20 @@ def load_sample(name: str) -> list[dict]:
     ]
 
 
-DEVELOPMENT = ("dev1", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11")
+DEVELOPMENT = (
+    "dev1",
+    "dev2",
+    "dev3",
+    "dev4",
+    "dev5",
+    "dev6",
+    "dev7",
+    "dev8",
+    "dev9",
+    "dev10",
+    "dev11",
+    "dev12",
+)
 SAMPLES = {name: load_sample(name) for name in (*DEVELOPMENT, "final")}
 
 
@@ -187,8 +207,18 @@ def _snapshot() -> dict[tuple[str, str], list]:
         return {(line["sample"], line["id"]): line["reading"] for line in map(json.loads, handle)}
 
 
+def _after_31_readings() -> dict[tuple[str, str], list]:
+    """The snapshot's readings of the samples judged before issue 45, and the final sample's key's
+    ``careful_before_45`` and ``rule_before_45``: the same reader, run at the draw (``draw_round11.py``)."""
+    readings = _snapshot()
+    for item in SAMPLES["final"]:
+        assert ("final", item["id"]) not in readings
+        readings[("final", item["id"])] = [item["careful_before_45"], item["rule_before_45"]]
+    return readings
+
+
 #: (sample, id) -> [value, rule]: what the careful reader after issue 31 (3082d0f) read on each judged item
-AFTER_31_READINGS = _snapshot()
+AFTER_31_READINGS = _after_31_readings()
 
 
 def _with_after_31(name: str) -> list[dict]:
@@ -209,9 +239,9 @@ def _agreed(items: list[dict]) -> list[dict]:
 
 
 FINAL_SIZE = 200
-# the reader in the code on the final sample: right vs judge A, vs judge B, on the items both agree on (it was
-# 167, 166, 166 at the draw and after issue 31; issue 45's ruling reads its "A: <content>" items as labels)
-FINAL_NOW = (188, 187, 187)
+# the reader in the code on the final sample (round 11): right vs judge A, vs judge B, on the items both agree
+# on; no rule has changed since the draw (9cb8275), so these are its figures at the draw
+FINAL_NOW = (186, 188, 185)
 
 
 def test_the_final_sample_is_fresh_and_at_least_half_smollm2():
@@ -231,8 +261,9 @@ def test_the_careful_reader_in_the_code_on_the_final_sample():
 
 
 # What each sample first drawn as the final one gave when it was drawn (the key's ``careful``, the reader of
-# the commit it was drawn from) and before issue 31 (``careful_before``): right vs judge A, vs judge B, on
-# the items both judges agree on; and how many items that is.
+# the commit it was drawn from) and before issue 31 (``careful_before``; for round 11, before issue 45,
+# ``careful_before_45``): right vs judge A, vs judge B, on the items both judges agree on; and how many items
+# that is.
 AT_THE_DRAW = {
     "dev3": {"commit": "767b820", "agreed": 191, "at_draw": (176, 185, 176), "before": (154, 155, 150)},
     "dev4": {"commit": "a5c6498", "agreed": 152, "at_draw": (144, 144, 143), "before": (130, 132, 130)},
@@ -243,8 +274,12 @@ AT_THE_DRAW = {
     "dev9": {"commit": "0b0fba5", "agreed": 199, "at_draw": (180, 181, 180), "before": (124, 125, 124)},
     "dev10": {"commit": "3fc9cfc", "agreed": 199, "at_draw": (176, 175, 175), "before": (115, 114, 114)},
     "dev11": {"commit": "f6c2f69", "agreed": 195, "at_draw": (187, 182, 182), "before": (106, 107, 104)},
-    "final": {"commit": "4c52139", "agreed": 199, "at_draw": (167, 166, 166), "before": (96, 96, 96)},
+    "dev12": {"commit": "4c52139", "agreed": 199, "at_draw": (167, 166, 166), "before": (96, 96, 96)},
+    # round 11's key records the careful reader before issue 45 (3082d0f), not the one before issue 31
+    "final": {"commit": "9cb8275", "agreed": 196, "at_draw": (186, 188, 185), "before_45": (174, 176, 173)},
 }
+# the key's field of each earlier reader AT_THE_DRAW pins
+EARLIER = {"before": "careful_before", "before_45": "careful_before_45"}
 
 
 # dev3 and dev4 had one judge's tables in the rulebook (checked below); every later final sample has both
@@ -254,25 +289,28 @@ JUDGE_A_TABLES_ONLY = ("dev3", "dev4")
 @pytest.mark.parametrize("name", [name for name in AT_THE_DRAW if name not in JUDGE_A_TABLES_ONLY])
 def test_the_rulebook_gives_the_final_tables_before_at_draw_and_after_issue_31_against_both_judges(name):
     """docs/readers/history.md shows the tables by rule of every sample drawn as the final one from dev5
-    on, against judge A, judge B and on the items both agree on: before issue 31, at the draw and after issue
-    31 (the reader of 3082d0f). (dev3's and dev4's, against judge A only, are checked below.)"""
+    on, against judge A, judge B and on the items both agree on: before issue 31 (where the key has it), at
+    the draw and after issue 31 (the reader of 3082d0f, which for round 11 is the reader before issue 45).
+    (dev3's and dev4's, against judge A only, are checked below.)"""
     final = _with_after_31(name)
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
-        assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
+        if "careful_before" in final[0]:
+            assert table_by_rule(items, "careful_before", "rule_before", judged) in rulebook
         assert table_by_rule(items, "careful", "rule", judged) in rulebook
         assert table_by_rule(items, "after31", "rule_after31", judged) in rulebook
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's target is not met on the fresh final sample: the reader of 4c52139, frozen before the "
-    "draw, is right on 167 of 200 against judge A (83.5%), 166 against judge B, 166 of the 199 items both "
-    "judges agree on; before issue 31 it was right on 96 (docs/readers/history.md)",
+    reason="issues 31 and 45's target is not met on the fresh final sample (round 11): the reader of 9cb8275, "
+    "frozen before the draw, is right on 186 of 200 against judge A (93.0%), 188 against judge B (94.0%), 185 "
+    "of the 196 items both judges agree on (94.4%); before issue 45 (3082d0f) it was right on 174 against "
+    'judge A, 176 against judge B, 173 of the 196 (docs/readers/history.md, "The final sample")',
 )
 def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_final_sample():
-    """Issue 31: right on at least 95% of a fresh judged sample of its disagreements with the paper (judge A),
-    by the reader frozen before the sample was drawn (the key's ``careful``)."""
+    """Issues 31 and 45: right on at least 95% of a fresh judged sample of its disagreements with the paper
+    (judge A), by the reader frozen before the sample was drawn (the key's ``careful``)."""
     final = SAMPLES["final"]
     right = _right(final, "careful")
     assert right / len(final) >= 0.95, f"careful right on {right} of {len(final)}"
@@ -280,18 +318,21 @@ def test_the_careful_reader_agrees_with_the_blind_judge_on_95_percent_of_the_fin
 
 @pytest.mark.parametrize("name", list(AT_THE_DRAW))
 def test_earlier_final_samples_as_they_were_judged_when_they_were_drawn(name):
-    """dev3 to dev11 and the final sample were each drawn as the final sample; their figures at the draw
-    stay."""
+    """dev3 to dev12 and the final sample were each drawn as the final sample; their figures at the draw, and
+    those of the earlier reader their key records, stay."""
     items, pinned = SAMPLES[name], AT_THE_DRAW[name]
     agreed = _agreed(items)
     assert len(agreed) == pinned["agreed"]
-    for value, figures in (("careful", pinned["at_draw"]), ("careful_before", pinned["before"])):
+    earlier = [(EARLIER[field], pinned[field]) for field in EARLIER if field in pinned]
+    assert len(earlier) == 1, name
+    for value, figures in (("careful", pinned["at_draw"]), *earlier):
         assert (_right(items, value), _right(items, value, "judged_b"), _right(agreed, value)) == figures
 
 
 # Every judged sample after issue 31 (the reader of 3082d0f) and in the code: right vs judge A, vs judge B, on
-# the items both judges agree on (dev1 and dev2 had one judge, so the three are one). Those after issue 31 stay;
-# those in the code move with the reader, and docs/readers/history.md gives them ("Issue 45").
+# the items both judges agree on (dev1 and dev2 had one judge, so the three are one). Those after issue 31 stay
+# (the final sample's are the figures before issue 45 of its key); those in the code move with the reader, and
+# docs/readers/history.md gives them ("Issue 45").
 AFTER_ISSUE_31 = {
     "dev1": (98, 98, 98),
     "dev2": (72, 72, 72),
@@ -304,7 +345,8 @@ AFTER_ISSUE_31 = {
     "dev9": (185, 186, 185),
     "dev10": (177, 176, 176),
     "dev11": (187, 182, 182),
-    "final": (167, 166, 166),
+    "dev12": (167, 166, 166),
+    "final": (174, 176, 173),
 }
 IN_THE_CODE = {
     "dev1": (98, 98, 98),
@@ -318,6 +360,7 @@ IN_THE_CODE = {
     "dev9": (168, 169, 168),
     "dev10": (186, 185, 185),
     "dev11": (159, 156, 155),
+    "dev12": (188, 187, 187),
     "final": FINAL_NOW,
 }
 
@@ -330,8 +373,8 @@ def _figures(name: str, items: list[dict], value: str) -> tuple[int, int, int]:
 
 
 def test_the_careful_reader_on_the_judged_samples_after_issue_31_and_in_the_code():
-    """The reader after issue 31 and the reader in the code, pinned on every judged sample, and on the eleven
-    development samples together against their first judge (1,800 of 1,929 after issue 31).
+    """The reader after issue 31 and the reader in the code, pinned on every judged sample, and on the twelve
+    development samples together against their first judge (1,967 of 2,129 after issue 31, 1,934 in the code).
 
     Where a sample's two judges split on a shape, the reader follows the reading later judges gave it: dev4's
     on "A) 12%\n\nThe answer is A." with 12% B (judge A read A, judge B none; both judges of round 5 read A,
@@ -339,13 +382,15 @@ def test_the_careful_reader_on_the_judged_samples_after_issue_31_and_in_the_code
     third choice's words, "A) next to picnic table\n\nThe answer is (B) under the picnic table." (judge A read
     A, judge B none; a later final sample's judges read that shape as none, as the reader does since round 4's
     study). Issue 45's ruling ("A:" then text is an answer label) moves the samples whose judges read that
-    shape as the letter (rounds 1, 4, 6, 7, 9) down, and those that read it as a label (5, 8, 10) up."""
+    shape as the letter (rounds 1, 4, 6, 7, 9) down, and those that read it as a label (5, 8, 10) up; round 11's
+    judges had the ruling."""
     for name in SAMPLES:
         items = _with_now(_with_after_31(name))
         assert _figures(name, items, "after31") == AFTER_ISSUE_31[name], name
         assert _figures(name, items, "now") == IN_THE_CODE[name], name
-    assert sum(AFTER_ISSUE_31[name][0] for name in DEVELOPMENT) == 1800
-    assert sum(IN_THE_CODE[name][0] for name in DEVELOPMENT) == 1746
+    assert sum(AFTER_ISSUE_31[name][0] for name in DEVELOPMENT) == 1967
+    assert sum(len(SAMPLES[name]) for name in DEVELOPMENT) == 2129
+    assert sum(IN_THE_CODE[name][0] for name in DEVELOPMENT) == 1934
 
 
 RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "readers" / "history.md"
@@ -407,12 +452,15 @@ def _reading_of_the_shape(letter: str | None) -> str:
 
 def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_another_choice():
     """docs/readers/history.md's table of how judge A read the contested one-line "A: <content>" shape,
-    sample by sample, its note on judge B (the same but on dev8), and the totals the final sample's misses
-    quote (dev1 and dev2 had one judge: they count as read alike by both)."""
+    sample by sample, on the samples judged before issue 45's ruling, its note on judge B (the same but on
+    dev8), and the totals dev12's misses quote (dev1 and dev2 had one judge: they count as read alike by both);
+    then how the final sample's judges (round 11), who had the ruling, read the shape."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     total: Counter = Counter()
     total_b: Counter = Counter()
     for name, items in SAMPLES.items():
+        if name == "final":
+            continue
         shape = [item for item in items if _is_one_line_letter_against_content(item)]
         if not shape:
             continue
@@ -433,12 +481,17 @@ def test_the_rulebook_counts_how_each_round_read_a_one_line_a_colon_before_anoth
         f"(judge B: {total_b['letter']} and {total_b['label']})"
     )
     assert in_prose in " ".join(rulebook.split()), in_prose
+    ruled = [item for item in SAMPLES["final"] if _is_one_line_letter_against_content(item)]
+    for judged in ("judged", "judged_b"):
+        assert Counter(_reading_of_the_shape(item[judged]) for item in ruled) == Counter(label=len(ruled))
+    in_prose = f"read all {len(ruled)} of its items of the shape as a label"
+    assert in_prose in " ".join(rulebook.split()), in_prose
 
 
 JUDGE_ORDER = Path(__file__).parent / "fixtures" / "judge_order"
 ORDER_PACKETS = ("tagfirst-1", "tagfirst-2", "conflictfirst-1", "conflictfirst-2")
-# the packets' items come from the two samples drawn last
-ORDER_CHECK_ITEMS = {item["id"]: item for sample in ("dev11", "final") for item in SAMPLES[sample]}
+# the packets' items come from the two samples drawn last before the check (rounds 9 and 10)
+ORDER_CHECK_ITEMS = {item["id"]: item for sample in ("dev11", "dev12") for item in SAMPLES[sample]}
 
 
 def _order_packet(name: str) -> list[dict]:
@@ -463,9 +516,9 @@ def _order_packet(name: str) -> list[dict]:
 
 
 def test_the_rulebook_gives_the_packet_order_check():
-    """The same 60 items of dev11 and the final sample (45 of the contested one-line "A:" shape), judged blind
-    in four packets: two opening with "A: The answer is (B).", two opening with the shape itself and ending
-    with that answer tag. docs/readers/history.md gives how each packet's judge read the shape."""
+    """The same 60 items of dev11 and dev12 (rounds 9 and 10; 45 of the contested one-line "A:" shape), judged
+    blind in four packets: two opening with "A: The answer is (B).", two opening with the shape itself and
+    ending with that answer tag. docs/readers/history.md gives how each packet's judge read the shape."""
     rulebook = RULEBOOK.read_text(encoding="utf-8")
     packets = {name: _order_packet(name) for name in ORDER_PACKETS}
     others = [
@@ -515,33 +568,38 @@ def judged_samples_table() -> str:
 
 def test_the_history_gives_every_judged_sample_at_the_draw_after_issue_31_and_in_the_code():
     """docs/readers/history.md ("Issue 45") gives every judged sample's figures at the draw, after issue 31 and
-    in the code, and the final sample's tables by rule of the reader in the code against both judges."""
+    in the code, and dev12's (round 10, the sample the ruling moves most) tables by rule of the reader in the
+    code against both judges. (The final sample's, round 11, are its tables at the draw: no rule changed.)"""
     history = RULEBOOK.read_text(encoding="utf-8")
     assert judged_samples_table() in history
-    final = _with_now(SAMPLES["final"])
-    for item in final:
+    dev12 = _with_now(SAMPLES["dev12"])
+    for item in dev12:
         item["rule_now"] = _reading(item, careful).rule
-    for items, judged in ((final, "judged"), (final, "judged_b"), (_agreed(final), "judged")):
+    for items, judged in ((dev12, "judged"), (dev12, "judged_b"), (_agreed(dev12), "judged")):
         assert table_by_rule(items, "now", "rule_now", judged) in history
 
 
-ROUND_11 = ("round11.packet.jsonl", "round11.key.jsonl")
+ROUND_11 = ("final.packet.jsonl", "final.key.jsonl")
 
 
-@pytest.mark.skipif(
-    not all((JUDGED / name).exists() for name in ROUND_11), reason="round 11 is not drawn in this checkout"
-)
-def test_round_11_is_blind_fresh_and_drawn_from_the_frozen_readers_disagreements():
-    """Round 11 (issue 45's fresh round, prepared for two blind judges): 200 SmolLM2 disagreements under DREAM
-    kr2 and kfkr1, none held by an earlier judged sample, its packet blind; the key's values are the readers'
-    at the draw, which the reader in the code still gives (until a rule changes after the draw)."""
+def test_round_11_the_final_sample_is_blind_fresh_and_drawn_from_the_frozen_readers_disagreements():
+    """Round 11 (issue 45's fresh round, the final sample, drawn by ``draw_round11.py`` as ``round11.*``):
+    200 SmolLM2 disagreements under DREAM kr2 and kfkr1, none held by an earlier judged sample, its packet
+    blind; the key's values are the readers' at the draw, which the reader in the code still gives (no rule
+    has changed since the draw)."""
     packet, key = (_lines(JUDGED / name) for name in ROUND_11)
     assert (
         [line["id"] for line in packet]
         == [line["id"] for line in key]
         == [f"final11-{n:03d}" for n in range(1, 201)]
     )
-    held = {item["fingerprint"] for items in SAMPLES.values() for item in items if "fingerprint" in item}
+    held = {
+        item["fingerprint"]
+        for name, items in SAMPLES.items()
+        if name != "final"
+        for item in items
+        if "fingerprint" in item
+    }
     for seen, item in zip(packet, key, strict=True):
         assert set(seen) == {"id", "question", "choices", "output"}
         assert list(seen["choices"]) == list("ABC")

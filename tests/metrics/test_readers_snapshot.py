@@ -4,7 +4,9 @@ Issue 45 rewrote the careful reader as named rule units and added the rules of i
 seen on other models. Before any of that, the readings of the reader of branch main (3082d0f) were stored in
 ``fixtures/readings_before_45/``:
 
-- ``judged.jsonl.gz``: every item of every judged sample (``fixtures/judged``), its value and rule;
+- ``judged.jsonl.gz``: every item of every sample judged before issue 45 (``fixtures/judged``, ``dev1`` to
+  ``dev12``), its value and rule. Round 10's sample, the final one when the snapshot was taken, was stored as
+  ``final``; it is ``dev12`` since round 11 became the final sample, and only that label was changed;
 - ``released.jsonl.gz``: every row of the authors' released outputs in the shared mirror, one line per file
   (ScrQA: value and rule; ScrRec: a hash of the recovered sentence, and the rule). That part needs the
   mirror, and skips with a reason without it.
@@ -54,7 +56,7 @@ def _gz_lines(path: Path) -> list[dict]:
 
 
 def judged_samples() -> list[str]:
-    """The judged samples, by the name of their key file (``dev1`` ... ``final``, later rounds too)."""
+    """The judged samples, by the name of their key file (``dev1`` ... ``dev12``, ``final``)."""
     return sorted(path.name.removesuffix(".key.jsonl") for path in JUDGED.glob("*.key.jsonl"))
 
 
@@ -133,7 +135,8 @@ def test_the_listed_changes_are_well_formed():
         assert set(change["by"]) <= set(RULES), change
 
 
-#: The judged samples the snapshot holds: those judged before issue 45 (a later round's are not in it).
+#: The judged samples the snapshot holds: those judged before issue 45, dev1 to dev12 (round 11's, the final
+#: sample, drawn from the reader after issue 45's rules, is not in it).
 SNAPSHOT_SAMPLES = sorted({line["sample"] for line in _gz_lines(SNAPSHOT / "judged.jsonl.gz")})
 
 
@@ -236,6 +239,21 @@ def test_issue_45s_rules_fire_on_few_judged_items(monkeypatch):
         for item in _lines(JUDGED / f"{name}.packet.jsonl"):
             _read_counting(fired, item["output"], list(item["choices"].values()), keys[item["id"]]["dataset"])
     assert dict(fired) == {"rejected-choice": 3, "dialogue-echo": 2}
+
+
+def test_issue_45s_rules_fire_on_few_items_of_the_final_sample(monkeypatch):
+    """The same count on round 11's final sample, drawn after the rules were frozen: docs/readers/history.md
+    gives it. Each item a rule fires on reads as the reader before issue 45 (3082d0f, the key's
+    ``careful_before_45`` and ``rule_before_45``) read it."""
+    fired = _firing(monkeypatch)
+    keys = {key["id"]: key for key in _lines(JUDGED / "final.key.jsonl")}
+    for item in _lines(JUDGED / "final.packet.jsonl"):
+        key = keys[item["id"]]
+        _read_counting(fired, item["output"], list(item["choices"].values()), key["dataset"])
+        if fired.row:
+            before_45 = [key["careful_before_45"], key["rule_before_45"]]
+            assert [key["careful"], key["rule"]] == before_45, item["id"]
+    assert dict(fired) == {"dialogue-echo": 1}
 
 
 def test_issue_45s_rules_fire_on_no_released_row(shared_data, monkeypatch):
