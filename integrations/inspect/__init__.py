@@ -33,10 +33,7 @@ from scrambled_bench.integrations.labels import readable_metric
 class InspectHarness(Harness):
     """Inspect AI: tasks from its loader, logs from ``inspect eval --log-dir``."""
 
-    name = "inspect"
-    title = "Inspect AI"
-    spec = "TASK or FILE.py[@TASK]"
-    module = "inspect_ai"
+    name, title, spec, module = "inspect", "Inspect AI", "TASK or FILE.py[@TASK]", "inspect_ai"
     layout = LogLayout("inspect eval", "--log-dir", "", "logs (.eval or .json)")
     columns_are = "fields (input, choices)"
 

@@ -6,12 +6,12 @@ pyproject.toml, so an installed package is enough for ``inspect eval`` to find t
 package's :class:`~.task_export.ExportedTask`, as the lm-eval and lighteval exports are:
 
 - its samples are the rows ``run`` evaluates, with the paper's prompt as the one user message and the
-  scoring metadata as the sample's ``metadata`` (so a log can be scored again: ``score --from-inspect``);
+  scoring metadata as the sample's ``metadata`` (so a log can be scored again: ``score --from inspect``);
 - ``generate()`` with the task's stop sequences, greedy decoding and ``run``'s 256-token cap (``inspect eval
   --max-tokens`` lowers it: the command line's generation options win over a task's);
 - every output is read by the task (careful reader) and the config's accuracy, RR and ED come from the
   packaged metric modules (the ``scrambled_bench/accuracy``, ``recovery_rate`` and ``edit_distance``
-  metrics here). RPG pairs three configs, which no single Inspect log holds: ``score --from-inspect``.
+  metrics here). RPG pairs three configs, which no single Inspect log holds: ``score --from inspect``.
 
 The data is ``-T data=PATH|ORG/NAME [-T revision=REV]``, else ``SCRAMBLED_BENCH_DATA`` (and
 ``SCRAMBLED_BENCH_DATA_REVISION``), else ``./scrambled_bench``, built there when missing as ``run`` builds it

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from scrambled_bench.integrations.base import LoggedTask, LogLayout, ScrambleRequest, TaskOption
 from scrambled_bench.integrations.datasets import DatasetHarness, HubData, TaskFiles
 from scrambled_bench.integrations.exported import PREFIX, ExportedTask
-from scrambled_bench.integrations.lighteval.logs import read_lighteval_logs
+from scrambled_bench.integrations.lighteval.logs import LAYOUT, logged_task
 from scrambled_bench.integrations.lighteval.tasks_source import LightevalCanonicalTask, resolve_lighteval
 from scrambled_bench.integrations.lighteval.variants import manifest_tasks, run_hint, write_lighteval_tasks
+from scrambled_bench.integrations.logs import task_logs
 
 CUSTOM_TASKS = TaskOption(
     "--custom-tasks", "your custom-tasks file or module (lighteval --custom-tasks)", "<file>"
@@ -44,12 +45,9 @@ def task_name(exported: ExportedTask) -> str:
 class LightevalHarness(DatasetHarness):
     """lighteval: tasks from its ``Registry``, logs from ``--output-dir --save-details``."""
 
-    name = "lighteval"
-    title = "lighteval"
-    spec = "SUITE|TASK|FEWSHOT"
-    module = "lighteval"
+    name, title, spec, module = "lighteval", "lighteval", "SUITE|TASK|FEWSHOT", "lighteval"
     layout = LogLayout("lighteval", "--output-dir", "--save-details", "details")
-    task_options: ClassVar[tuple[TaskOption, ...]] = (CUSTOM_TASKS,)
+    task_options = (CUSTOM_TASKS,)
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[LightevalCanonicalTask]:
         return resolve_lighteval(spec, task_sources.get(CUSTOM_TASKS.flag))
@@ -61,7 +59,8 @@ class LightevalHarness(DatasetHarness):
         return TaskFiles(files, run_hint(request.out, tasks, request.all_types), manifest_tasks(tasks, hub))
 
     def read_folder(self, folder: Path) -> list[LoggedTask]:
-        return read_lighteval_logs(folder)
+        """Each details file under ``folder`` with the results file of its invocation (the same timestamp)."""
+        return [logged_task(log) for log in task_logs(folder, LAYOUT)]
 
 
 __all__ = ["CUSTOM_TASKS", "LightevalHarness", "task_name"]

@@ -24,7 +24,7 @@ from typing import Any
 from scrambled_bench.builder.scrambler import parse_type
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
-from scrambled_bench.integrations.logs import ResultsLayout, TaskLog, first_text, logged_meta, task_logs
+from scrambled_bench.integrations.logs import ResultsLayout, TaskLog, first_text, logged_meta
 
 RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.json$")
 DETAILS = re.compile(r"^details_(?P<task>.+\|\d+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.parquet$")
@@ -269,13 +269,6 @@ def logged_task(log: TaskLog) -> LoggedTask:
     )
 
 
-def read_lighteval_logs(folder: Path) -> list[LoggedTask]:
-    """Every task run logged under a lighteval ``--output-dir`` folder, each with the results file of its
-    invocation (same timestamp, :data:`LAYOUT`): its identity, its metrics as lighteval aggregated them,
-    whether it is a derived task."""
-    return [logged_task(log) for log in task_logs(folder, LAYOUT)]
-
-
 __all__ = [
     "LAYOUT",
     "aggregated_metrics",
@@ -285,6 +278,5 @@ __all__ = [
     "logged_task",
     "mean_metrics",
     "read_details",
-    "read_lighteval_logs",
     "run_identity",
 ]

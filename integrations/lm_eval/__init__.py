@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.base import LoggedTask, LogLayout, ScrambleRequest, TaskOption
@@ -29,9 +29,10 @@ from scrambled_bench.integrations.lm_eval.bench import (
     default_folder,
     write_tasks,
 )
-from scrambled_bench.integrations.lm_eval.logs import read_lm_eval_logs
+from scrambled_bench.integrations.lm_eval.logs import LAYOUT, logged_task
 from scrambled_bench.integrations.lm_eval.tasks_source import LmEvalCanonicalTask, resolve_lm_eval
 from scrambled_bench.integrations.lm_eval.variants import group_name, write_lm_eval_tasks
+from scrambled_bench.integrations.logs import task_logs
 
 INCLUDE_PATH = TaskOption(
     "--include-path", "a folder of your own task YAMLs (lm_eval --include_path)", "<dir>"
@@ -42,12 +43,9 @@ INCLUDE_PATH = TaskOption(
 class LmEvalHarness(DatasetHarness):
     """lm-evaluation-harness: tasks from its ``TaskManager``, logs from ``--output_path --log_samples``."""
 
-    name = "lm-eval"
-    title = "lm-evaluation-harness"
-    spec = "TASK or GROUP"
-    module = "lm_eval"
+    name, title, spec, module = "lm-eval", "lm-evaluation-harness", "TASK or GROUP", "lm_eval"
     layout = LogLayout("lm_eval", "--output_path", "--log_samples", "logged samples")
-    task_options: ClassVar[tuple[TaskOption, ...]] = (INCLUDE_PATH,)
+    task_options = (INCLUDE_PATH,)
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[LmEvalCanonicalTask]:
         include = task_sources.get(INCLUDE_PATH.flag)
@@ -72,7 +70,8 @@ class LmEvalHarness(DatasetHarness):
         )
 
     def read_folder(self, folder: Path) -> list[LoggedTask]:
-        return read_lm_eval_logs(folder)
+        """Each ``samples_<task>_<date>.jsonl`` under ``folder`` with the results file of its invocation."""
+        return [logged_task(log) for log in task_logs(folder, LAYOUT)]
 
     def bench_tasks_folder(
         self, data: str | None = None, revision: str | None = None, out: Path | None = None

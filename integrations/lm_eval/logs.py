@@ -29,7 +29,6 @@ from scrambled_bench.integrations.logs import (
     first_text,
     hashable_target,
     logged_meta,
-    task_logs,
 )
 from scrambled_bench.io import read_jsonl
 
@@ -301,20 +300,12 @@ def logged_task(log: TaskLog) -> LoggedTask:
     )
 
 
-def read_lm_eval_logs(folder: Path) -> list[LoggedTask]:
-    """Every task run logged under an lm-eval ``--output_path`` folder (any depth), each with the results
-    file of its invocation (:data:`LAYOUT`): its identity, its metadata, its metrics as lm-eval aggregated
-    them."""
-    return [logged_task(log) for log in task_logs(folder, LAYOUT)]
-
-
 __all__ = [
     "LAYOUT",
     "aggregated_metrics",
     "logged_task",
     "mean_metrics",
     "parse_model_args",
-    "read_lm_eval_logs",
     "read_samples",
     "rendered_user_turn",
     "run_identity",
