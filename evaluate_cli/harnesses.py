@@ -10,8 +10,11 @@ from typing import Annotated
 
 import typer
 
-from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import option, with_build_tag
+from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
+from scrambled_bench.evaluation.backends.transformers_local import dequantised_checkpoint
+from scrambled_bench.integrations import get_harness
+from scrambled_bench.integrations.endpoint_check import check_endpoint as check
 
 
 @with_build_tag
@@ -37,22 +40,7 @@ def lm_eval_path(
 
         scrambled-bench lm-eval-path --data /data/scrambled_bench --out lm_eval_tasks
     """
-    from scrambled_bench.integrations.lm_eval.bench import (
-        PACKAGED_TASKS,
-        data_location,
-        default_folder,
-        write_tasks,
-    )
-
-    if data is None:
-        if revision is not None or out is not None:
-            raise ScrambledBenchError(
-                "--revision and --out apply with --data (the packaged tasks read ./scrambled_bench)"
-            )
-        typer.echo(str(PACKAGED_TASKS))
-        return
-    location = data_location(data, revision)
-    typer.echo(str(write_tasks(out if out is not None else default_folder(location), location).resolve()))
+    typer.echo(str(get_harness("lm-eval").bench_tasks_folder(data, revision, out)))
 
 
 def check_endpoint(
@@ -84,8 +72,6 @@ def check_endpoint(
 
         scrambled-bench check-endpoint --base-url http://HOST:8000/v1/completions --model NAME --json
     """
-    from scrambled_bench.integrations.endpoint_check import check_endpoint as check
-
     report = check(base_url, model, api_key=api_key, timeout=timeout)
     for line in report.lines():
         typer.echo(line, err=as_json)
@@ -113,9 +99,6 @@ def dequantise(
 
         scrambled-bench dequantise path/to/model.Q4_K_M.gguf
     """
-    from scrambled_bench.evaluation.backends.llama_cpp import find_smollm2_gguf
-    from scrambled_bench.evaluation.backends.transformers_local import dequantised_checkpoint
-
     source = gguf if gguf is not None else find_smollm2_gguf()
     folder, state = dequantised_checkpoint(source)
     typer.echo(f"{source.name}: de-quantised checkpoint {state}", err=True)

@@ -7,18 +7,24 @@ A command's signature is a table: one option per line (type, flag, help, bounds,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from scrambled_bench.builder.build import DATASET_VERSION, build_tag
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
 from scrambled_bench.builder.scrambler import known_type_names
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.backends import BACKENDS
 from scrambled_bench.evaluation.settings import PROMPT_MODES
 from scrambled_bench.evaluation.suites import SUITES
+from scrambled_bench.integrations import TaskOption, get_harness, harness_names
 from scrambled_bench.metrics.readers import READERS
 
 SHORT_FLAGS: dict[str, str] = {
@@ -56,8 +62,6 @@ def with_build_tag(command: Callable[..., Any]) -> Callable[..., Any]:
     >>> with_build_tag(show).__doc__ == f'load_dataset(..., revision="v{DATASET_VERSION}")'
     True
     """
-    from scrambled_bench.builder.build import DATASET_VERSION, build_tag
-
     command.__doc__ = (command.__doc__ or "").replace(
         "{build_tag}", build_tag(DATASET_VERSION, seed=0, window=None)
     )
@@ -171,34 +175,109 @@ ALLOW_ZERO_LOGLIKELIHOOD_HELP = (
 AllowZeroLoglikelihoodOption = Annotated[
     bool, option("--allow-zero-loglikelihood", ALLOW_ZERO_LOGLIKELIHOOD_HELP)
 ]
-LEGACY_FROM = {"--from-lm-eval": "lm-eval", "--from-lighteval": "lighteval", "--from-inspect": "inspect"}
-"""The options ``--from HARNESS DIR`` replaced, still taken (hidden) with a one-line deprecation note."""
 
 
-def legacy_from(flag: str) -> Any:
-    """A deprecated ``--from-<harness> DIR`` option: hidden from ``--help``, still taken."""
-    return typer.Option(flag, hidden=True, help=f"Deprecated: --from {LEGACY_FROM[flag]} DIR.")
+def harness_folder(given: tuple[str, Path] | None) -> tuple[str, Path] | None:
+    """The (harness, folder) of ``--from HARNESS DIR``, the folder as a path (None: not given).
 
-
-def harness_folder(given: tuple[str, Path] | None, legacy: dict[str, Path | None]) -> tuple[str, Path] | None:
-    """The (harness, folder) a command is asked to read, from ``--from HARNESS DIR`` or one of the deprecated
-    ``--from-<harness> DIR`` options (with a note on stderr); a one-line error where several are given.
-
-    >>> harness_folder(("lm-eval", Path("out")), {"--from-inspect": None})
+    >>> harness_folder(("lm-eval", "out"))
     ('lm-eval', PosixPath('out'))
-    >>> harness_folder(None, {"--from-inspect": None}) is None
-    True
     """
-    from scrambled_bench.errors import ScrambledBenchError
+    return None if given is None else (given[0], Path(given[1]))
 
-    asked = [(LEGACY_FROM[flag], path, flag) for flag, path in legacy.items() if path is not None]
-    if given is not None:
-        asked.append((given[0], Path(given[1]), "--from"))
-    if len(asked) > 1:
-        raise ScrambledBenchError("give one harness folder (--from HARNESS DIR) per call")
-    if not asked:
-        return None
-    name, path, flag = asked[0]
-    if flag != "--from":
-        typer.echo(f"note: {flag} DIR is deprecated; use --from {name} DIR", err=True)
-    return name, path
+
+def refuse_options(given: Mapping[str, Any], reason: str) -> None:
+    """A one-line error ``{flag} {reason}`` for the first of ``given`` (flag -> value) that was given: not
+    None, not False (a flag), not empty.
+
+    >>> refuse_options({"--split": None, "--streaming": False}, "does not apply")
+    >>> refuse_options({"--split": None, "--config": "all"}, "does not apply to a harness task")
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: --config does not apply to a harness task
+    """
+    for flag, value in given.items():
+        if value is not None and value is not False and value != []:
+            raise ScrambledBenchError(f"{flag} {reason}")
+
+
+TASK_SOURCES = "task_sources"
+"""The parameter of a command of :func:`with_harness_task_options` that takes the options' values."""
+
+
+def harness_task_options() -> dict[str, list[tuple[str, TaskOption]]]:
+    """The task-definition options the registered harnesses declare, by flag: each harness that takes it,
+    with its declaration.
+
+    >>> [(name, option.metavar) for name, option in harness_task_options()["--include-path"]]
+    [('lm-eval', '<dir>')]
+    """
+    found: dict[str, list[tuple[str, TaskOption]]] = {}
+    for name in harness_names():
+        for declared in get_harness(name).task_options:
+            found.setdefault(declared.flag, []).append((name, declared))
+    return found
+
+
+def task_option_parameter(declared: Sequence[tuple[str, TaskOption]]) -> inspect.Parameter:
+    """The command-line parameter of one task-definition option (declared by each harness of ``declared``):
+    a text value, its help what each harness takes it for (``lm-eval: a folder of your own task YAMLs``), its
+    metavar the first declaration's."""
+    words = "; ".join(f"{name}: {option.help}" for name, option in declared)
+    first = declared[0][1]
+    info = typer.Option(first.flag, help=f"{words}.", metavar=first.metavar, show_default=False)
+    return inspect.Parameter(
+        first.parameter, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[str | None, info]
+    )
+
+
+class HarnessTaskOptions:
+    """A command whose options grow by the task-definition options the registered harnesses declare
+    (:attr:`~scrambled_bench.integrations.base.Harness.task_options`): Typer reads the command's signature
+    (``__signature__``, computed from the registry each time the command line is built, so a harness
+    registered at any time gets its options), and the values given reach the command as one mapping,
+    flag -> value, in its ``task_sources`` parameter. An option whose name the command has already is left
+    out, with a warning."""
+
+    def __init__(self, command: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, command)
+        self.command = command
+
+    def _options(self) -> dict[str, list[tuple[str, TaskOption]]]:
+        """The harnesses' options, by parameter name, less those whose name the command has already (each
+        left out with a warning)."""
+        own = inspect.signature(self.command).parameters
+        options = {}
+        for flag, declared in harness_task_options().items():
+            parameter = declared[0][1].parameter
+            if parameter in own:
+                names = ", ".join(name for name, _ in declared)
+                warnings.warn(
+                    f"{flag} of {names} is left out: the command has an option of that name", stacklevel=2
+                )
+                continue
+            options[parameter] = declared
+        return options
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The command's signature, less ``task_sources``, with one keyword parameter per harness option."""
+        own = inspect.signature(self.command, eval_str=True)
+        kept = [parameter for name, parameter in own.parameters.items() if name != TASK_SOURCES]
+        added = [task_option_parameter(declared) for declared in self._options().values()]
+        return own.replace(parameters=[*kept, *added])
+
+    def __call__(self, **values: Any) -> Any:
+        """The command, called with the harness options' values (those not None) as ``task_sources``."""
+        task_sources = {
+            declared[0][1].flag: value
+            for name, declared in self._options().items()
+            if (value := values.pop(name, None)) is not None
+        }
+        return self.command(**values, **{TASK_SOURCES: task_sources})
+
+
+def with_harness_task_options(command: Callable[..., Any]) -> HarnessTaskOptions:
+    """``command`` (which takes ``task_sources``) with the registered harnesses' task-definition options on
+    its command line (:class:`HarnessTaskOptions`)."""
+    return HarnessTaskOptions(command)

@@ -19,10 +19,10 @@ from scrambled_bench.evaluate_cli.options import (
     PrivateOption,
     ReaderChoice,
     harness_folder,
-    legacy_from,
     open_unit_interval,
     option,
 )
+from scrambled_bench.report.build import ReportOptions, build_report
 
 PAPER_OPTION = "--paper"
 PAPER_ALL = "all"
@@ -74,8 +74,6 @@ def report(
     from_: Annotated[tuple[str, Path] | None, option("--from", "Instead of run folders: a harness's log folder of the variants made by `scramble HARNESS:TASK` (HARNESS: lm-eval, lighteval, inspect or any registered harness): per task, the score per type with the paired differences; html adds a chart and the logged instances, canonical beside scrambled.", metavar="HARNESS DIR", show_default=False)] = None,
     allow_unknown_endpoint: AllowUnknownEndpointOption = False,
     allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
-    from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
-    from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
 ) -> None:  # fmt: skip
     """Tables (and figures) in the shape of the paper's, from one or more run folders.
 
@@ -95,32 +93,16 @@ def report(
 
       scrambled-bench report --from lm-eval lm-out --plot figures/
     """
+    # deferred: the probe runs' reader imports torch (through probing), which only a report of runs needs
     from scrambled_bench.probing.report import probe_runs
-    from scrambled_bench.report.build import ReportOptions, build_report
 
     options = ReportOptions(
-        fmt=fmt.value,
-        output=output,
-        ci=ci,
-        plot=plot,
-        paper=paper,
-        params=tuple(params or ()),
-        compare=compare,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        push=push,
-        private=private,
-        reader=reader.value if reader else None,
-        model_card_results=model_card_results,
-        benchmark=benchmark,
-        allow_incomplete=allow_incomplete,
-        from_harness=harness_folder(
-            from_, {"--from-lm-eval": from_lm_eval, "--from-lighteval": from_lighteval}
-        ),
-        allow_unknown_endpoint=allow_unknown_endpoint,
-        allow_zero_loglikelihood=allow_zero_loglikelihood,
-    )
+        fmt=fmt.value, output=output, ci=ci, plot=plot, paper=paper, params=tuple(params or ()), compare=compare,
+        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, push=push, private=private,
+        reader=reader.value if reader else None, model_card_results=model_card_results, benchmark=benchmark,
+        allow_incomplete=allow_incomplete, from_harness=harness_folder(from_),
+        allow_unknown_endpoint=allow_unknown_endpoint, allow_zero_loglikelihood=allow_zero_loglikelihood,
+    )  # fmt: skip
     others, folders = probe_runs(runs or [])  # probe runs beside evaluation runs: shown by their own code
     build_report(
         folders, options, others=others, emit=typer.echo, notify=lambda line: typer.echo(line, err=True)

@@ -17,12 +17,15 @@ from scrambled_bench.evaluate_cli.options import (
     ReaderChoice,
     ReaderOption,
     choices_enum,
-    harness_folder,
-    legacy_from,
     open_unit_interval,
     option,
+    refuse_options,
 )
+from scrambled_bench.evaluation.results import FRACTION, units
+from scrambled_bench.io import atomic_write_text
+from scrambled_bench.metrics import paper_reproduction
 from scrambled_bench.metrics.readers import DATASET_LETTERS, DEFAULT_READER
+from scrambled_bench.metrics.score_files import score_files, write_details
 
 ScoreTaskChoice = choices_enum("ScoreTaskChoice", ["recovery", "qa"])
 DatasetChoice = choices_enum("DatasetChoice", list(DATASET_LETTERS))
@@ -41,9 +44,6 @@ def score(
     seed: Annotated[int, option("--seed", "Bootstrap seed (same seed, same interval).", min=0)] = 0,
     first_line: Annotated[bool, option("--first-line", "recovery: keep only the first line of each prediction (for models not stopped at a newline).")] = False,
     allow_zero_loglikelihood: AllowZeroLoglikelihoodOption = False,
-    from_lm_eval: Annotated[Path | None, legacy_from("--from-lm-eval")] = None,
-    from_lighteval: Annotated[Path | None, legacy_from("--from-lighteval")] = None,
-    from_inspect: Annotated[Path | None, legacy_from("--from-inspect")] = None,
 ) -> None:  # fmt: skip
     """Score predictions made by any tool; print a JSON summary (fractions) on stdout.
 
@@ -86,57 +86,46 @@ def score(
 
         scrambled-bench score --from inspect logs/
     """
-    from scrambled_bench.evaluate_cli.display import console, print_score_summaries
-    from scrambled_bench.evaluation.results import FRACTION, units
-    from scrambled_bench.metrics.score_files import score_files, write_details
-
-    legacy = {
-        "--from-lm-eval": from_lm_eval,
-        "--from-lighteval": from_lighteval,
-        "--from-inspect": from_inspect,
-    }
-    given = harness_folder(from_, legacy)
-    if given is not None:
+    if from_ is not None:
         if files:
             raise ScrambledBenchError("give prediction FILES or --from HARNESS DIR, one of them per call")
-        for option, value in (("--task", task), ("--dataset", dataset), ("--details", details)):
-            if value is not None:
-                raise ScrambledBenchError(
-                    f"{option} applies to prediction FILES, not to a harness's output folder"
-                )
-        _score_harness_output(
-            *given,
-            reader.value,
-            confidence_level,
-            n_resamples,
-            seed,
-            allow_unknown_endpoint,
-            allow_zero_loglikelihood,
+        refuse_options(
+            {"--task": task, "--dataset": dataset, "--details": details},
+            "applies to prediction FILES, not to a harness's output folder",
         )
+        _score_harness_output(from_[0], Path(from_[1]), reader.value, confidence_level, n_resamples, seed,
+                              allow_unknown_endpoint, allow_zero_loglikelihood)  # fmt: skip
         return
-    for flag, given_flag in (
-        ("--allow-unknown-endpoint", allow_unknown_endpoint),
-        ("--allow-zero-loglikelihood", allow_zero_loglikelihood),
-    ):
-        if given_flag:
-            raise ScrambledBenchError(f"{flag} applies to --from HARNESS DIR, not to prediction FILES")
+    refuse_options(
+        {
+            "--allow-unknown-endpoint": allow_unknown_endpoint,
+            "--allow-zero-loglikelihood": allow_zero_loglikelihood,
+        },
+        "applies to --from HARNESS DIR, not to prediction FILES",
+    )
     if not files:
         raise ScrambledBenchError("give prediction FILES (with --task), or --from HARNESS DIR")
     if task is None:
         raise ScrambledBenchError("--task recovery|qa is needed to score prediction FILES")
+    _score_files(files, task.value, reader.value, dataset.value if dataset is not None else None, details,
+                 first_line, confidence_level, n_resamples, seed)  # fmt: skip
+
+
+def _score_files(
+    files: list[Path], task: str, reader: str, dataset: str | None, details: Path | None, first_line: bool,
+    confidence_level: float | None, n_resamples: int, seed: int,
+) -> None:  # fmt: skip
+    """``score FILES``: each file's summary on stderr (percent), the JSON document on stdout (fractions), and
+    the per-row details where asked."""
+    from scrambled_bench.evaluate_cli.display import console, print_score_summaries  # deferred: rich
+
     summaries, rows = score_files(
-        files,
-        task=task.value,
-        reader=reader.value,
-        dataset=dataset.value if dataset is not None else None,
-        first_line=first_line,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+        files, task=task, reader=reader, dataset=dataset, first_line=first_line,
+        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
     write_details(details, rows)
     print_score_summaries(summaries, console(stderr=True))
-    document = dict(summaries[0]) if len(summaries) == 1 else {"reader": reader.value, "files": summaries}
+    document = dict(summaries[0]) if len(summaries) == 1 else {"reader": reader, "files": summaries}
     document["units"] = units(FRACTION)  # results.json's vocabulary; the lines on stderr are in percent
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
@@ -151,9 +140,11 @@ def _score_harness_output(
     allow_unknown_endpoint: bool,
     allow_zero_loglikelihood: bool,
 ) -> None:
-    from scrambled_bench.evaluate_cli.display import console, print_config_scores
-    from scrambled_bench.integrations.pairing import unknown_endpoint_note
-    from scrambled_bench.integrations.scoring import score_harness_output
+    """``score --from HARNESS DIR``: the notes on stderr, a table per config, the JSON document on stdout."""
+    from scrambled_bench.evaluate_cli.display import console, print_config_scores  # deferred: rich
+
+    # deferred: pairing's statistics import the metric modules, which import evaluate and torch
+    from scrambled_bench.integrations.scoring import score_harness_output, scores_notes
 
     document = score_harness_output(
         source,
@@ -165,15 +156,8 @@ def _score_harness_output(
         allow_unknown_endpoint=allow_unknown_endpoint,
         allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
-    if document.get("unknown_endpoints"):
-        typer.echo(unknown_endpoint_note(document["unknown_endpoints"]), err=True)
-    for found in document.get("zero_log_likelihoods_accepted", []):
-        typer.echo(
-            f"warning: {found['task']}: {found['zero_log_likelihoods']} of {found['log_likelihoods']} "
-            "log-likelihoods are exactly 0.0, accepted by --allow-zero-loglikelihood "
-            "(recorded as zero_log_likelihoods_accepted)",
-            err=True,
-        )
+    for line in scores_notes(document):
+        typer.echo(line, err=True)
     print_config_scores(document, console(stderr=True))
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
@@ -203,11 +187,10 @@ def reproduce(
 
         scrambled-bench reproduce --outputs out/ --dream-annotations dream/annotation
     """
+    # deferred: rich, which only the commands that print tables need
     from rich.console import Console
 
     from scrambled_bench.evaluate_cli.display import print_cells
-    from scrambled_bench.io import atomic_write_text
-    from scrambled_bench.metrics import paper_reproduction
 
     paper_tables = paper_reproduction.load_tables(tables)
     out = Console()

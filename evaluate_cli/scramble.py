@@ -1,16 +1,22 @@
-"""The ``scramble`` command: scramble any dataset's text columns with the benchmark's scrambler.
+"""The ``scramble`` command: scramble any dataset's text columns with the benchmark's scrambler, or a harness
+task into variants its harness runs.
 
-The command only parses options; the work is ``scrambled_bench.builder.scramble.scramble_dataset``.
+The command only parses options; the work is ``scrambled_bench.builder.scramble.scramble_dataset`` and
+``scrambled_bench.integrations.scramble.scramble_harness_task``. The harnesses' own task-definition options
+(``--include-path``, ``--custom-tasks``, those of any registered harness) are not written here: each harness
+declares its own, and the command line adds them from the registry (:func:`~.options.with_harness_task_options`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from scrambled_bench.builder.recipes import RECIPES
+from scrambled_bench.builder.scramble import ScrambleResult, scramble_dataset
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluate_cli.options import (
     PrivateOption,
@@ -19,7 +25,11 @@ from scrambled_bench.evaluate_cli.options import (
     choices_enum,
     option,
     percent_of_rows,
+    refuse_options,
+    with_harness_task_options,
 )
+from scrambled_bench.integrations import WrittenVariants, harness_of
+from scrambled_bench.integrations.scramble import scramble_harness_task
 from scrambled_bench.names import split_names
 
 RecipeChoice = choices_enum("RecipeChoice", list(RECIPES))
@@ -28,6 +38,7 @@ DemosChoice = choices_enum("DemosChoice", ["original", "scrambled"])
 """What a harness task's demonstrations become (``integrations.datasets.DEMOS``)."""
 
 
+@with_harness_task_options
 def scramble(
     source: Annotated[str, typer.Argument(help="A Hub dataset id (owner/name), a local folder, data files (parquet, JSON Lines, CSV, text; a glob works), or a harness task: lm-eval:TASK|GROUP, lighteval:SUITE|TASK|FEWSHOT, inspect:TASK|FILE.py[@TASK] (or NAME:SPEC of any registered harness).")],
     columns: Annotated[list[str], option("--columns", "Text columns to scramble (repeat or comma-separate); for an Inspect task, the sample fields: input, choices.")],
@@ -45,9 +56,8 @@ def scramble(
     streaming: Annotated[bool, option("--streaming", "Stream the source (larger than memory); parquet shards are written as it goes.")] = False,
     id_column: Annotated[str | None, option("--id-column", "Column whose value keys each row's scramble (default: the row's index in its split).")] = None,
     sample_rate: Annotated[float | None, option("--sample-rate", "Percent of the rows to scramble, in (0, 100] (default 100; a recipe sets its own).", callback=percent_of_rows, show_default=False)] = None,
-    include_path: Annotated[Path | None, option("--include-path", "lm-eval: a folder of your own task YAMLs (lm_eval --include_path).")] = None,
-    custom_tasks: Annotated[str | None, option("--custom-tasks", "lighteval: your custom-tasks file or module (lighteval --custom-tasks).")] = None,
     demos: Annotated[DemosChoice | None, option("--demos", "Harness tasks: the demonstrations' splits copied unchanged (original, the default) or scrambled too.")] = None,
+    task_sources: Mapping[str, str] | None = None,
 ) -> None:  # fmt: skip
     """Scramble text columns of any dataset: `<column>` scrambled, `<column>_original` beside it.
 
@@ -79,35 +89,44 @@ def scramble(
     samples when it loads (`inspect eval OUT/inspect/scrambled_tasks.py`, the path as printed: relative
     to the folder scramble ran in). With --push (one task) the task files read the pushed Hub dataset at
     the commit the push made. A NAME:SPEC whose NAME is no registered harness, and which names no
-    existing file, is refused with the closest harness (a Hub id never holds ':').
+    existing file, is refused with the closest harness (a Hub id never holds ':'). The options of a
+    harness's own task definitions (lm-eval's --include-path, lighteval's --custom-tasks) are each
+    harness's, listed last.
     """
-    from scrambled_bench.integrations.registry import harness_of
-
     if not source.strip():
         raise ScrambledBenchError(
             "SOURCE is empty: give a Hub dataset id, a local folder, data files or a harness task (HARNESS:TASK)"
         )
     if harness_of(source) is not None:
-        _scramble_harness_task(
-            source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming,
-            id_column, sample_rate, include_path, custom_tasks, demos, private, replace,
+        refuse_options(
+            {"--recipe": recipe, "--split": split, "--config": config, "--revision": revision,
+             "--id-column": id_column, "--sample-rate": sample_rate},
+            "does not apply to a harness task: its config names its dataset",
         )  # fmt: skip
+        refuse_options({"--streaming": streaming}, "does not apply to a harness task")
+        written = scramble_harness_task(
+            source, columns=split_names(columns) or [], types=split_names(types), out=out,
+            task_sources=task_sources, demos=demos.value if demos is not None else None, seed=seed,
+            num_proc=num_proc, push=push, private=private, replace=replace,
+        )  # fmt: skip
+        print_harness_task(source, written)
         return
-    for name, value in (
-        ("--include-path", include_path),
-        ("--custom-tasks", custom_tasks),
-        ("--demos", demos),
-    ):
-        if value is not None:
-            raise ScrambledBenchError(f"{name} applies to a harness task (HARNESS:TASK), not to a dataset")
-    from scrambled_bench.builder.scramble import scramble_dataset
-
+    refuse_options(
+        {**(task_sources or {}), "--demos": demos},
+        "applies to a harness task (HARNESS:TASK), not to a dataset",
+    )
     result = scramble_dataset(
         source, columns=split_names(columns) or [], types=split_names(types),
         recipe=recipe.value if recipe is not None else None, out=out, push=push, private=private,
         splits=split_names(split), config=config, revision=revision, seed=seed, num_proc=num_proc,
         streaming=streaming, id_column=id_column, sample_rate=sample_rate, replace=replace,
     )  # fmt: skip
+    print_dataset(source, result)
+
+
+def print_dataset(source: str, result: ScrambleResult) -> None:
+    """What ``scramble`` of a dataset says: where it wrote, the rows per config and split, the texts left
+    unchanged, and the configs a previous output kept."""
     counts = "; ".join(
         f"{config_name}: " + ", ".join(f"{name} {rows}" for name, rows in per_split.items())
         for config_name, per_split in result.rows.items()
@@ -119,29 +138,10 @@ def scramble(
     )
 
 
-def _scramble_harness_task(
-    source, columns, types, out, push, recipe, split, config, revision, seed, num_proc, streaming, id_column,
-    sample_rate, include_path, custom_tasks, demos, private, replace,
-) -> None:  # fmt: skip
-    """``scramble HARNESS:TASK``: the dataset options a task's own config sets are refused, not ignored."""
-    from scrambled_bench.integrations.scramble import scramble_harness_task
-
-    for name, value in (
-        ("--recipe", recipe), ("--split", split), ("--config", config),
-        ("--revision", revision), ("--id-column", id_column), ("--sample-rate", sample_rate),
-    ):  # fmt: skip
-        if value is not None:
-            raise ScrambledBenchError(
-                f"{name} does not apply to a harness task: its config names its dataset"
-            )
-    if streaming:
-        raise ScrambledBenchError("--streaming does not apply to a harness task")
-    result = scramble_harness_task(
-        source, columns=split_names(columns) or [], types=split_names(types), out=out,
-        task_sources={"--include-path": include_path, "--custom-tasks": custom_tasks},
-        demos=demos.value if demos is not None else None, seed=seed, num_proc=num_proc, push=push,
-        private=private, replace=replace,
-    )  # fmt: skip
+def print_harness_task(source: str, result: WrittenVariants) -> None:
+    """What ``scramble HARNESS:TASK`` says: its notes (stderr), the tasks, where it wrote (and pushed), the
+    types a previous output kept, the command that runs the comparison, and per task the texts left
+    unchanged."""
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     tasks = ", ".join(result.tasks)

@@ -12,22 +12,27 @@ nothing outside its package asks it anything else or branches on its name:
   documents' scores, prompts, choices and outputs, and the run's identity (model, endpoint, generation
   settings). The pairing of variants with their canonical task across runs (:mod:`.pairing`), ``score
   --from`` and ``report --from`` work on those records alone;
-- **describe its log layout** (:attr:`Harness.layout`), which the one-line errors name.
+- **describe its log layout** (:attr:`Harness.layout`), which the one-line errors name;
+- **declare the options it takes**: its own task-definition options (:attr:`Harness.task_options`, such as
+  lm-eval's ``--include-path``), which ``scramble``'s command line adds from the registry, and whether it
+  takes ``--demos`` and ``--push``.
 
 The records are plain frozen dataclasses, so a harness of a few dozen lines (see the JSON Lines harness in
-the tests) gets ``scramble``, ``score`` and ``report`` without an edit anywhere else.
+the tests) gets ``scramble`` (with its own options), ``score`` and ``report`` without an edit anywhere else.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.errors import ScrambledBenchError, first_line
+from scrambled_bench.integrations.labels import readable_metric
 
 INSTALL_HINT = "pip install 'scrambled-bench[harness]'"
 
@@ -95,7 +100,7 @@ class RunIdentity:
     def differences(self, other: RunIdentity) -> list[str]:
         """What differs between two identities, each as ``what mine vs theirs`` (empty: the same run); an
         endpoint one of them does not know is not compared (pairing refuses or accepts that first)."""
-        pairs = [("model", self.model, other.model)]
+        pairs: list[tuple[str, Any, Any]] = [("model", self.model, other.model)]
         if not (self.endpoint_unknown or other.endpoint_unknown):
             pairs.append(("endpoint", self.endpoint, other.endpoint))
         pairs += [
@@ -179,8 +184,20 @@ class LoggedTask:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def variant_of(self) -> tuple[str, str] | None:
+        """(canonical task, scramble type) of a scrambled variant; None for any other task.
+
+        >>> LoggedTask("t_kfl", RunIdentity("m"), "1", {}, canonical="t", scramble_type="kfl").variant_of
+        ('t', 'kfl')
+        """
+        if self.canonical is None or self.scramble_type is None:
+            return None
+        return self.canonical, self.scramble_type
+
+    @property
     def is_variant(self) -> bool:
-        return self.canonical is not None and self.scramble_type is not None
+        """Whether the task is a scrambled variant (it names its canonical task and its type)."""
+        return self.variant_of is not None
 
     def pairable(self, metric: str) -> bool:
         """Whether ``metric`` is a mean of per-document scores here (a paired difference is defined)."""
@@ -203,8 +220,6 @@ class CanonicalTask(ABC):
     @property
     def folder(self) -> str:
         """The folder of ``--out`` that holds what belongs to this task (a name a file system takes)."""
-        import re
-
         return re.sub(r"[^A-Za-z0-9._-]", "_", self.name)
 
     def describe(self) -> dict[str, Any]:
@@ -215,8 +230,9 @@ class CanonicalTask(ABC):
 @dataclass(frozen=True)
 class ScrambleRequest:
     """What ``scramble HARNESS:SPEC`` asks for, checked: the spec, the columns (or fields) and types, the
-    output folder, the harness's own task sources (``--include-path``, ``--custom-tasks``, by flag), the
-    demonstrations, seed, processes and the Hub dataset to push to."""
+    output folder, the values of the harness's own task-definition options (:attr:`Harness.task_options`,
+    by flag: ``{"--include-path": "my_tasks"}``), the demonstrations, seed, processes and the Hub dataset to
+    push to."""
 
     source: str
     spec: str
@@ -265,13 +281,49 @@ class WrittenVariants:
     """The types a previous output in the folder held that this one keeps (those not asked for again)."""
 
 
+TASK_OPTION_FLAG = re.compile(r"--[a-z][a-z0-9]*(-[a-z0-9]+)*")
+"""What a task option's flag looks like."""
+
+
+@dataclass(frozen=True)
+class TaskOption:
+    """An option of ``scramble`` that names a harness's own task definitions (lm-eval's ``--include-path``,
+    lighteval's ``--custom-tasks``), as the harness declares it (:attr:`Harness.task_options`): the command
+    line adds it from the registry, and its value reaches :meth:`Harness.resolve` under ``flag``.
+
+    >>> TaskOption("--include-path", "a folder of your own task YAMLs", "<dir>").parameter
+    'include_path'
+    >>> TaskOption("include", "what")
+    Traceback (most recent call last):
+    ...
+    ValueError: a task option's flag is --words-with-dashes (lower case), got 'include'
+    """
+
+    flag: str
+    """The long option (``--include-path``): lower-case words joined by ``-``."""
+    help: str
+    """What it names, for ``--help`` (the harness's name is put before it)."""
+    metavar: str = "<path>"
+    """What ``--help`` shows as its value."""
+
+    def __post_init__(self) -> None:
+        if not TASK_OPTION_FLAG.fullmatch(self.flag):
+            raise ValueError(f"a task option's flag is --words-with-dashes (lower case), got {self.flag!r}")
+
+    @property
+    def parameter(self) -> str:
+        """The flag as a Python name (the command's parameter that takes it)."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
 class Harness(ABC):
     """One evaluation harness, as ``scramble``, ``score --from`` and ``report --from`` see it.
 
-    Subclasses set the class attributes and implement :meth:`resolve`, :meth:`write_variants` and
-    :meth:`read_logs`; :meth:`metric_label` and :meth:`prompt_of` have defaults. Register an instance with
-    :func:`scrambled_bench.integrations.register` or through the ``scrambled_bench.harnesses`` entry point
-    group.
+    Subclasses set the class attributes and implement :meth:`resolve`, :meth:`write_variants` and either
+    :meth:`read_folder` (the usual way: :meth:`read_logs` checks the folder around it) or :meth:`read_logs`
+    itself; :meth:`metric_label`, :meth:`bench_tasks_folder` and :meth:`require` have defaults. Register an
+    instance with :func:`scrambled_bench.integrations.register` or through the ``scrambled_bench.harnesses``
+    entry point group.
     """
 
     name: ClassVar[str]
@@ -283,8 +335,9 @@ class Harness(ABC):
     layout: ClassVar[LogLayout]
     module: ClassVar[str | None] = None
     """The module the harness needs installed (``lm_eval``), checked before use; None: nothing."""
-    task_sources: ClassVar[Mapping[str, str]] = {}
-    """``scramble``'s options naming the harness's own task definitions that it takes (flag -> what)."""
+    task_options: ClassVar[tuple[TaskOption, ...]] = ()
+    """``scramble``'s options naming the harness's own task definitions, which it takes (none by default);
+    their values reach :meth:`resolve` by flag."""
     demos: ClassVar[bool] = False
     """Whether it takes ``--demos`` (its tasks draw demonstrations from a dataset split)."""
     pushes: ClassVar[bool] = False
@@ -299,7 +352,8 @@ class Harness(ABC):
 
     @abstractmethod
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[CanonicalTask]:
-        """The canonical tasks ``spec`` names in the harness's registry; an unknown one is a one-line error
+        """The canonical tasks ``spec`` names in the harness's registry, with the values given to its
+        :attr:`task_options` (by flag; an option not given is absent); an unknown one is a one-line error
         (with the closest names)."""
 
     @abstractmethod
@@ -307,10 +361,29 @@ class Harness(ABC):
         """Write the variants of ``tasks`` into ``request.out`` (all or nothing), so that one command of the
         harness runs each canonical task beside its variants."""
 
-    @abstractmethod
     def read_logs(self, folder: Path) -> list[LoggedTask]:
-        """Every task run logged under ``folder`` (at any depth), each with its run's identity; a one-line
-        error for a missing folder or one without logs (naming :attr:`layout`)."""
+        """Every task run logged under ``folder`` (at any depth), each with its run's identity: the folder
+        checked (:meth:`check_folder`), its logs read (:meth:`read_folder`), and a one-line error where it
+        holds none (naming :attr:`layout`, :meth:`no_logs`). A harness may replace the whole of it."""
+        self.check_folder(folder)
+        tasks = self.read_folder(Path(folder))
+        if not tasks:
+            raise self.no_logs(folder)
+        return tasks
+
+    def read_folder(self, folder: Path) -> list[LoggedTask]:
+        """Every task run logged under ``folder``, an existing folder (empty: it holds none of the harness's
+        logs). A harness implements this or replaces :meth:`read_logs`."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither read_folder nor read_logs")
+
+    def bench_tasks_folder(
+        self, data: str | None = None, revision: str | None = None, out: Path | None = None
+    ) -> Path:
+        """The folder of the Scrambled Bench's own tasks for this harness, where it reads tasks from a folder
+        (lm-eval's ``--include_path``): the packaged one without ``data``, else one written into ``out`` for
+        the build folder or Hub dataset ``data`` (at ``revision``). A one-line error where the harness reads
+        the bench's tasks otherwise (a module, an entry point)."""
+        raise ScrambledBenchError(f"{self.title} reads the Scrambled Bench's tasks from no folder")
 
     def variant_names(self, task: str, types: Sequence[str]) -> list[str]:
         """The names the harness runs the variants of canonical task ``task`` under (as ``scramble``'s
@@ -325,8 +398,6 @@ class Harness(ABC):
 
     def metric_label(self, key: str) -> str:
         """A metric key as a reader reads it (``acc,none`` -> ``accuracy``)."""
-        from scrambled_bench.integrations.labels import readable_metric
-
         return readable_metric(key)
 
     def check_folder(self, folder: Path) -> None:
@@ -344,27 +415,6 @@ class Harness(ABC):
         )
 
 
-def checked_results(path: Path, document: Any, harness: str, sections: Sequence[str]) -> dict[str, Any]:
-    """A harness's parsed results file, checked to be a JSON object whose ``sections`` (where present) are
-    objects too; a one-line error naming the file otherwise.
-
-    >>> checked_results(Path("r.json"), {"results": {}}, "lm-eval", ["results", "configs"])
-    {'results': {}}
-    >>> checked_results(Path("r.json"), {"results": []}, "lm-eval", ["results"])
-    Traceback (most recent call last):
-    ...
-    scrambled_bench.errors.ScrambledBenchError: r.json: not a results file of lm-eval ('results' is not an object)
-    """
-    if not isinstance(document, Mapping):
-        raise ScrambledBenchError(f"{path}: not a results file of {harness} (not a JSON object)")
-    for section in sections:
-        if document.get(section) is not None and not isinstance(document[section], Mapping):
-            raise ScrambledBenchError(
-                f"{path}: not a results file of {harness} ({section!r} is not an object)"
-            )
-    return dict(document)
-
-
 def read_logs_checked(harness: Harness, folder: Path) -> list[LoggedTask]:
     """``harness.read_logs(folder)``, where a log of an unexpected shape that the harness did not catch
     (a field of another type, a file another tool wrote) is a one-line error naming the folder and the
@@ -380,8 +430,6 @@ def read_logs_checked(harness: Harness, folder: Path) -> list[LoggedTask]:
     except ScrambledBenchError:
         raise
     except (AttributeError, IndexError, KeyError, TypeError, ValueError, OSError) as exc:
-        from scrambled_bench.errors import first_line
-
         raise ScrambledBenchError(
             f"{folder}: a log there is not as {harness.title} writes it ({type(exc).__name__}: {first_line(exc)})"
         ) from None
@@ -397,7 +445,7 @@ __all__ = [
     "MetricValue",
     "RunIdentity",
     "ScrambleRequest",
+    "TaskOption",
     "WrittenVariants",
-    "checked_results",
     "read_logs_checked",
 ]

@@ -28,12 +28,14 @@ from typing import Any
 from scrambled_bench.builder.hub import push_scrambled
 from scrambled_bench.builder.scramble import (
     LoadedSource,
+    ScrambleResult,
     Variant,
     check_columns,
     is_scramble_output,
     row_keys,
     scramble_batch,
     scramble_dataset,
+    variants_for,
 )
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.hub import require_token
@@ -205,7 +207,7 @@ class DatasetHarness(Harness):
         """The splits ``task`` names, loaded as its harness loads them (``load_dataset(path, name,
         **dataset_kwargs)``; lighteval's ``hf_revision`` is such a keyword); a dataset that cannot be loaded
         (offline, say) is a one-line error."""
-        import datasets
+        import datasets  # deferred: the datasets library is heavy, and only a scramble loads data
 
         kwargs = task.dataset_kwargs
         kwargs.pop("trust_remote_code", None)
@@ -230,81 +232,136 @@ class DatasetHarness(Harness):
         return LoadedSource({split: loaded[split] for split in task.splits}, description)
 
     def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
-        demos = request.demos or "original"
-        if demos not in DEMOS:
-            raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
-        if request.push is not None and len(tasks) != 1:
-            raise ScrambledBenchError(
-                f"--push takes one task; {request.spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
-                "scramble and push them one at a time"
-            )
-        if request.push is not None and request.api is None:
-            require_token()
-        from scrambled_bench.builder.scramble import variants_for
-
+        """The request checked, each task's dataset loaded and its columns checked, then, all or nothing in
+        ``request.out``: each task's dataset scrambled (:meth:`scramble_task`), pushed where asked, the
+        harness's task files written (:meth:`write_task_files`) and the manifest."""
+        found = dataset_tasks(self.name, tasks)
+        demos = checked_demos(request)
+        check_push(request, found)
         variants = variants_for(list(request.types), None, None)
-        loaded = {task.name: self.load_dataset(task) for task in tasks}
-        for task in tasks:
-            for split, dataset in loaded[task.name].splits.items():
-                try:
-                    check_columns(split, dataset.features, list(request.columns), None)
-                except ScrambledBenchError as exc:
-                    raise ScrambledBenchError(f"task {task.name}: {exc}") from None
-            for split in task.eval_splits:  # type: ignore[attr-defined]
-                task.refuse_target_columns(  # type: ignore[attr-defined]
-                    loaded[task.name].splits[split], list(request.columns), variants, request.seed
-                )
-                task.check_template_columns(loaded[task.name].splits[split])  # type: ignore[attr-defined]
-        out = request.out
-        rows: dict[str, dict[str, dict[str, int]]] = {}
-        notes: list[str] = []
-        unchanged: dict[str, str] = {}
-        with staged_output(out) as tmp:
-            for task in tasks:
-                if request.previous_types and is_scramble_output(out / task.folder):
-                    shutil.copytree(out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
-                splits, eval_splits = task.splits, task.eval_splits  # type: ignore[attr-defined]
-                kept = [] if demos == "scrambled" else [s for s in splits if s not in eval_splits]
-                note = demonstrations_note(task, demos)
-                if note:
-                    notes.append(note)
-                result = scramble_dataset(
-                    f"{self.name}:{task.name}", columns=list(request.columns), types=list(request.types),
-                    out=tmp / task.folder, seed=request.seed, num_proc=request.num_proc, loaded=loaded[task.name],
-                    kept_splits=kept, command=request.command or f"scrambled-bench scramble {request.source}",
-                    extra_outputs=lambda _folder, task=task, kept=kept: {
-                        "harness": {"name": self.name, **task.describe(), "demos": demos, "kept_splits": kept},
-                    },
-                )  # fmt: skip
-                rows[task.name] = result.rows
-                unchanged[task.name] = result.unchanged_summary()
+        loaded = {task.name: self.load_dataset(task) for task in found}
+        for task in found:
+            check_task_columns(task, loaded[task.name], request, variants)
+        with staged_output(request.out) as tmp:
+            results = {
+                task.name: self.scramble_task(task, loaded[task.name], tmp, request, demos) for task in found
+            }
             hub = None
             if request.push is not None:
                 hub = push_task_data(
-                    tmp / tasks[0].folder, request.push, private=request.private, api=request.api
+                    tmp / found[0].folder, request.push, private=request.private, api=request.api
                 )
-            written = self.write_task_files(tmp, tasks, request, hub)
-            manifest = {
-                **manifest_head(request, self.name, [task.name for task in tasks]),
-                "demos": demos,
-                "notes": notes,
-                "outputs": {path: {} for path in written.files},
-            }
-            if hub is not None:
-                manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
-            if written.manifest is not None:
-                manifest[self.name] = written.manifest
-            write_manifest(tmp, manifest)
+            written = self.write_task_files(tmp, found, request, hub)
+            notes = [note for note in (demonstrations_note(task, demos) for task in found) if note]
+            write_manifest(tmp, self.manifest(request, found, demos, notes, written, hub))
         return WrittenVariants(
-            out,
+            request.out,
             self.name,
-            [task.name for task in tasks],
+            [task.name for task in found],
             written.run_hint,
-            rows,
+            {name: result.rows for name, result in results.items()},
             notes,
             None if hub is None else (hub.repo_id, hub.revision),
-            unchanged,
+            {name: result.unchanged_summary() for name, result in results.items()},
         )
+
+    def scramble_task(
+        self, task: DatasetTask, loaded: LoadedSource, tmp: Path, request: ScrambleRequest, demos: str
+    ) -> ScrambleResult:
+        """Scramble one task's dataset into ``tmp/<task folder>`` with ``scramble``'s own function: its
+        evaluation splits, and its other splits too under ``--demos scrambled`` (else copied unchanged); a
+        previous output of the task grows, as ``scramble`` grows one."""
+        if request.previous_types and is_scramble_output(request.out / task.folder):
+            shutil.copytree(request.out / task.folder, tmp / task.folder)  # grown below, as `scramble` grows
+        kept = [] if demos == "scrambled" else [s for s in task.splits if s not in task.eval_splits]
+        described = {"harness": {"name": self.name, **task.describe(), "demos": demos, "kept_splits": kept}}
+        return scramble_dataset(
+            f"{self.name}:{task.name}",
+            columns=list(request.columns),
+            types=list(request.types),
+            out=tmp / task.folder,
+            seed=request.seed,
+            num_proc=request.num_proc,
+            loaded=loaded,
+            kept_splits=kept,
+            command=request.command or f"scrambled-bench scramble {request.source}",
+            extra_outputs=lambda _folder: described,
+        )
+
+    def manifest(
+        self,
+        request: ScrambleRequest,
+        tasks: Sequence[DatasetTask],
+        demos: str,
+        notes: list[str],
+        written: TaskFiles,
+        hub: HubData | None,
+    ) -> dict[str, Any]:
+        """``DIR/manifest.json``: what every harness's holds, the demonstrations, the notes, the files
+        written, the Hub dataset pushed, and what the harness records (under its name)."""
+        manifest = {
+            **manifest_head(request, self.name, [task.name for task in tasks]),
+            "demos": demos,
+            "notes": notes,
+            "outputs": {path: {} for path in written.files},
+        }
+        if hub is not None:
+            manifest["hub"] = {"repo_id": hub.repo_id, "revision": hub.revision}
+        if written.manifest is not None:
+            manifest[self.name] = written.manifest
+        return manifest
+
+
+def dataset_tasks(harness: str, tasks: Sequence[CanonicalTask]) -> list[DatasetTask]:
+    """``tasks`` as the dataset tasks a :class:`DatasetHarness` resolves them to (a ``TypeError`` for
+    another kind: a task is written by the harness that resolved it)."""
+    found = [task for task in tasks if isinstance(task, DatasetTask)]
+    if len(found) != len(tasks):
+        raise TypeError(f"{harness} writes the variants of tasks that read a dataset (DatasetTask)")
+    return found
+
+
+def checked_demos(request: ScrambleRequest) -> str:
+    """What the demonstrations' splits become (``original`` unless asked); a one-line error for another
+    word.
+
+    >>> checked_demos(ScrambleRequest("s", "t", ("q",), ("kfl",), Path("o")))
+    'original'
+    """
+    demos = request.demos or "original"
+    if demos not in DEMOS:
+        raise ScrambledBenchError(f"--demos must be original or scrambled, got {demos!r}")
+    return demos
+
+
+def check_push(request: ScrambleRequest, tasks: Sequence[DatasetTask]) -> None:
+    """A one-line error for ``--push`` of several tasks, or without a Hub token (unless ``request.api``
+    stands in for the Hub)."""
+    if request.push is None:
+        return
+    if len(tasks) != 1:
+        raise ScrambledBenchError(
+            f"--push takes one task; {request.spec} is {len(tasks)} tasks ({', '.join(t.name for t in tasks)}): "
+            "scramble and push them one at a time"
+        )
+    if request.api is None:
+        require_token()
+
+
+def check_task_columns(
+    task: DatasetTask, loaded: LoadedSource, request: ScrambleRequest, variants: Sequence[Variant]
+) -> None:
+    """One-line errors, naming the task, where a column to scramble is missing or not text in a split, where
+    scrambling it changes the target of an evaluated document, or where the task reads a column its
+    documents do not have."""
+    for split, dataset in loaded.splits.items():
+        try:
+            check_columns(split, dataset.features, list(request.columns), None)
+        except ScrambledBenchError as exc:
+            raise ScrambledBenchError(f"task {task.name}: {exc}") from None
+    for split in task.eval_splits:
+        task.refuse_target_columns(loaded.splits[split], list(request.columns), variants, request.seed)
+        task.check_template_columns(loaded.splits[split])
 
 
 __all__ = [
@@ -313,7 +370,11 @@ __all__ = [
     "DatasetTask",
     "HubData",
     "TaskFiles",
+    "check_push",
+    "check_task_columns",
+    "checked_demos",
     "closest_names",
+    "dataset_tasks",
     "demonstrations_note",
     "first_documents",
     "push_task_data",

@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from scrambled_bench.evaluation.tasks import Metric, Task, TaskConfig
+from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+from scrambled_bench.evaluation.suites import get_suite
+from scrambled_bench.evaluation.tasks import Metric, Task, TaskConfig, get_task
+from scrambled_bench.metrics import loaded
 
 PREFIX = "scrambled_bench"
 """The first part of every exported task's name in every harness (lm-eval's group, lighteval's superset,
@@ -127,8 +130,6 @@ def data_from_environment(environ: Mapping[str, str] = os.environ) -> tuple[str,
     >>> data_from_environment({}), data_from_environment({DATA_ENV: "org/scrambled_bench", REVISION_ENV: "v1.0.0"})
     (('scrambled_bench', None), ('org/scrambled_bench', 'v1.0.0'))
     """
-    from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
-
     return environ.get(DATA_ENV) or str(DEFAULT_BUILD_DIR), environ.get(REVISION_ENV) or None
 
 
@@ -148,8 +149,6 @@ def exported_tasks(suite: str = SUITE) -> list[ExportedTask]:
     >>> len(tasks), tasks[0].slug, tasks[-1].slug
     (40, 'scrrec_realtimeqa_rs20', 'aqua_cot_rs100_exemplars100')
     """
-    from scrambled_bench.evaluation.suites import get_suite
-
     return [ExportedTask(config) for config in get_suite(suite).configs]
 
 
@@ -195,8 +194,6 @@ def score_sample(meta: Mapping[str, Any], output: str, *, reader: str) -> dict[s
 
 def task_of(meta: Mapping[str, Any]) -> Task:
     """The task a document's metadata belongs to."""
-    from scrambled_bench.evaluation.tasks import get_task
-
     return get_task(meta["task"])
 
 
@@ -233,8 +230,6 @@ def aggregate(metric: str, items: Sequence[Mapping[str, Any]]) -> float:
     >>> aggregate("edit_distance", [{"prediction": "Teh cat.", "original": "The cat.", "scrambled": "Teh cat."}])
     2.0
     """
-    from scrambled_bench.metrics import loaded
-
     if not items:
         return math.nan
     if metric == "accuracy":

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
+from scrambled_bench.builder.build import swap_into_place
 from scrambled_bench.builder.manifest import Manifest
 from scrambled_bench.builder.scramble import MANIFEST_KIND, is_scramble_output
 from scrambled_bench.builder.scrambler import STREAM_VERSION
@@ -33,8 +35,6 @@ def previous_types(out: Path, replace: bool, **settings: Any) -> tuple[str, ...]
     >>> previous_types(Path(tempfile.mkdtemp()) / "new", False, source="lm-eval:arc_easy")
     ()
     """
-    from scrambled_bench import __version__
-
     if replace or not is_scramble_output(out):
         return ()
     previous = Manifest.read(out).data
@@ -68,8 +68,6 @@ def staged_output(out: Path) -> Iterator[Path]:
     >>> json.loads((out / "manifest.json").read_text())
     {'tasks': ['t']}
     """
-    from scrambled_bench.builder.build import swap_into_place
-
     folder = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     try:
         yield folder
@@ -93,8 +91,6 @@ def manifest_head(request: ScrambleRequest, harness: str, tasks: Sequence[str]) 
     >>> head["harness"], head["types"], head["columns"], head["stream_version"] > 0
     ('inspect', ['sub', 'kfl'], ['input'], True)
     """
-    from scrambled_bench import __version__
-
     head: Mapping[str, Any] = {
         "kind": MANIFEST_KIND,
         "version": __version__,

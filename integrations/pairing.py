@@ -27,10 +27,11 @@ inverts (the two never contradict) and a flag where too few documents are paired
 difference; otherwise a paired bootstrap interval. :func:`rpg` gives the paper's relative performance gain
 where the fully substituted variant (``sub``) ran too.
 
-Pure functions over plain mappings, no I/O: the lm-eval and Inspect readers share them. The statistics are
+Pure functions over the :class:`~.base.LoggedTask` records every harness's reader gives (lm-eval's,
+lighteval's, Inspect's and any registered harness's) and plain mappings, no I/O. The statistics are
 :mod:`scrambled_bench.metrics.statistics`' (``paired_proportions``, ``paired_bootstrap``), as
 ``report --compare``'s, and RPG is the packaged ``relative_performance_gain`` module's (through
-``harness.aggregate.gain_score``), so a paired drop here and one in ``report --compare`` or ``results.json``
+``evaluation.aggregate.gain_score``), so a paired drop here and one in ``report --compare`` or ``results.json``
 cannot disagree. Every value is a fraction, as results.json stores them.
 """
 
@@ -42,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.aggregate import Bootstrap, gain_score
 from scrambled_bench.integrations.base import NO_TARGET, LoggedTask, RunIdentity
 from scrambled_bench.integrations.loglikelihood import ZeroLogLikelihoods, check_log_likelihoods
 from scrambled_bench.metrics.statistics import (
@@ -64,6 +67,7 @@ __all__ = [
     "paired_difference",
     "rpg",
     "unknown_endpoint_note",
+    "variants_by_canonical",
 ]
 
 SUB = "sub"
@@ -133,6 +137,13 @@ def _method(settings: CompareSettings, binary: bool, interval: str = "bca") -> s
     )
 
 
+PAIRED_NUMBERS = (
+    "canonical", "variant", "difference", "ci", "method", "mcnemar_p", "discordant", "underpowered",
+    "underpowered_below", "n_paired", "n_unpaired",
+)  # fmt: skip
+"""The keys of a paired difference's record (:func:`paired_difference`), in order."""
+
+
 def paired_difference(
     canonical: Scores, variant: Scores, settings: CompareSettings = DEFAULT_SETTINGS
 ) -> dict[str, Any]:
@@ -164,50 +175,57 @@ def paired_difference(
     ...
     scrambled_bench.errors.ScrambledBenchError: document 0: the canonical target 'A' differs from the variant's 'B'; paired documents must share their target (was the target column scrambled?)
     """
-    canonical = {doc_id: _as_doc_score(v) for doc_id, v in canonical.items()}
-    variant = {doc_id: _as_doc_score(v) for doc_id, v in variant.items()}
-    ids = _paired_ids(canonical, variant)
-    n_unpaired = len(canonical) + len(variant) - 2 * len(ids)
-    binary = is_binary(canonical, variant)
-    record: dict[str, Any] = {
-        "canonical": None,
-        "variant": None,
-        "difference": None,
-        "ci": None,
-        "method": _method(settings, binary),
-        "mcnemar_p": None,
-        "discordant": None,
-        "underpowered": None,
-        "underpowered_below": None,
-        "n_paired": len(ids),
-        "n_unpaired": n_unpaired,
-    }
+    canonical_run = {doc_id: _as_doc_score(v) for doc_id, v in canonical.items()}
+    variant_run = {doc_id: _as_doc_score(v) for doc_id, v in variant.items()}
+    ids = _paired_ids(canonical_run, variant_run)
+    binary = is_binary(canonical_run, variant_run)
+    record: dict[str, Any] = dict.fromkeys(PAIRED_NUMBERS)
+    record.update(
+        method=_method(settings, binary),
+        n_paired=len(ids),
+        n_unpaired=len(canonical_run) + len(variant_run) - 2 * len(ids),
+    )
     if not ids:
         return record
-    base = np.array([canonical[i].score for i in ids], dtype=float)
-    other = np.array([variant[i].score for i in ids], dtype=float)
+    base = np.array([canonical_run[i].score for i in ids], dtype=float)
+    other = np.array([variant_run[i].score for i in ids], dtype=float)
     record.update(
         canonical=float(base.mean()) + 0.0,
         variant=float(other.mean()) + 0.0,
         difference=float(other.mean() - base.mean()) + 0.0,
     )
-    if binary:
-        found = paired_proportions(base.astype(bool), other.astype(bool), settings)
-        lost, gained = found["discordant"]
-        record.update(
-            ci=[float(bound) + 0.0 for bound in found["interval"]],
-            mcnemar_p=found["p_value"],
-            discordant={"lost": lost, "gained": gained},
-            underpowered=found["underpowered"],
-            underpowered_below=found["underpowered_below"],
-        )
-        return record
+    record.update(
+        _binary_interval(base, other, settings) if binary else _bootstrap_interval(base, other, settings)
+    )
+    return record
+
+
+def _binary_interval(base: np.ndarray, other: np.ndarray, settings: CompareSettings) -> dict[str, Any]:
+    """For 0/1 scores: Tango's interval of the difference, the McNemar score test it inverts, the discordant
+    documents (lost: right under the canonical task, wrong under the variant; gained: the reverse) and
+    whether too few documents are paired to detect a 10-point difference."""
+    found = paired_proportions(base.astype(bool), other.astype(bool), settings)
+    lost, gained = found["discordant"]
+    return {
+        "ci": [float(bound) + 0.0 for bound in found["interval"]],
+        "mcnemar_p": found["p_value"],
+        "discordant": {"lost": lost, "gained": gained},
+        "underpowered": found["underpowered"],
+        "underpowered_below": found["underpowered_below"],
+    }
+
+
+def _bootstrap_interval(base: np.ndarray, other: np.ndarray, settings: CompareSettings) -> dict[str, Any]:
+    """For other scores: the paired bootstrap interval of the difference of means (the same resampled ids
+    for both runs) and its method; nothing where it is undefined."""
     found = paired_bootstrap(resampled_mean, base, other, settings)
     interval = found["interval"]
-    if interval is not None:
-        record["method"] = _method(settings, binary, found["method"])
-        record["ci"] = [float(interval[0]) + 0.0, float(interval[1]) + 0.0]
-    return record
+    if interval is None:
+        return {}
+    return {
+        "method": _method(settings, False, found["method"]),
+        "ci": [float(interval[0]) + 0.0, float(interval[1]) + 0.0],
+    }
 
 
 def rpg(
@@ -232,8 +250,6 @@ def rpg(
     >>> rpg({0: 0.5}, {0: 1}, {0: 0}) is None
     True
     """
-    from scrambled_bench.evaluation.aggregate import Bootstrap, gain_score
-
     runs = [{doc_id: _as_doc_score(v) for doc_id, v in run.items()} for run in (canonical, variant, sub)]
     if not is_binary(*runs):
         return None
@@ -384,55 +400,62 @@ def compare_logged(
     (-0.25, ['other'])
     """
     newest = newest_per_task(tasks)
-    variants = [task for task in newest if task.is_variant]
-    named = {task.canonical for task in variants}
     by_name = {task.name: task for task in newest}
+    grouped = variants_by_canonical(folder, newest)
     bench = [task for task in newest if task.bench and not task.is_variant]
-    left_out = [task.name for task in newest if not (task.bench or task.is_variant or task.name in named)]
-    grouped: dict[str, dict[str, LoggedTask]] = {}
-    for variant in variants:
-        canonical = by_name.get(variant.canonical)  # type: ignore[arg-type]
-        if canonical is None:
-            raise ScrambledBenchError(
-                f"{folder}: {variant.name} is a variant of {variant.canonical}, whose run is not in the folder; "
-                f"run {variant.canonical} too (into the same folder)"
-            )
-        if variant.scramble_type in grouped.setdefault(canonical.name, {}):
-            other = grouped[canonical.name][variant.scramble_type]  # type: ignore[index]
-            raise ScrambledBenchError(
-                f"{folder}: {other.name} and {variant.name} are both the {variant.scramble_type} variant of "
-                f"{canonical.name}; keep one of them in the folder"
-            )
-        grouped[canonical.name][variant.scramble_type] = variant  # type: ignore[index]
-    compared = [task for name in sorted(grouped) for task in (by_name[name], *grouped[name].values())]
+    left_out = [task.name for task in newest if not (task.bench or task.is_variant or task.name in grouped)]
+    compared = [task for name in grouped for task in (by_name[name], *grouped[name].values())]
     zeros = check_log_likelihoods(folder, [*compared, *bench], allow=allow_zero_loglikelihood)
     section: dict[str, Any] = {}
-    runs: list[RunIdentity] = []
-    for name in sorted(grouped):
-        canonical = by_name[name]
+    for name in grouped:
         for variant in grouped[name].values():
-            check_same_run(folder, canonical, variant, allow_unknown_endpoint=allow_unknown_endpoint)
-        section[name] = pair_task(folder, canonical, grouped[name], settings)
-        runs.append(canonical.run)
+            check_same_run(folder, by_name[name], variant, allow_unknown_endpoint=allow_unknown_endpoint)
+        section[name] = pair_task(folder, by_name[name], grouped[name], settings)
     for task in bench[1:]:
         check_same_run(folder, bench[0], task, allow_unknown_endpoint=allow_unknown_endpoint)
-    if bench:
-        runs.append(bench[0].run)
-    groups = {name: {t: grouped[name][t] for t in sorted(grouped[name], key=_type_order)} for name in section}
-    endpoint_checked = [
-        *(by_name[name] for name in section),
-        *(v for name in section for v in grouped[name].values()),
-    ]
-    endpoint_checked += bench if len(bench) > 1 else []
-    unknown = sorted({task.name for task in endpoint_checked if task.run.endpoint_unknown})
+    runs = [by_name[name].run for name in grouped] + ([bench[0].run] if bench else [])
+    checked = [*compared, *(bench if len(bench) > 1 else [])]
+    unknown = sorted({task.name for task in checked if task.run.endpoint_unknown})
+    groups = {name: {t: grouped[name][t] for t in sorted(grouped[name], key=_type_order)} for name in grouped}
     return PairedFolder(
         section, bench, runs, left_out, groups, by_name, unknown_endpoints=unknown, zero_log_likelihoods=zeros
     )
 
 
-def _type_order(scramble_type: str) -> Any:
-    from scrambled_bench.builder.scrambler import type_order
+def variants_by_canonical(folder: Any, newest: Sequence[LoggedTask]) -> dict[str, dict[str, LoggedTask]]:
+    """The variants among a folder's newest task runs, by canonical task (sorted by name) and type (in the
+    order found); a one-line error for a variant whose canonical run is not in the folder, or two variants of
+    one type of one canonical task.
 
+    >>> run = RunIdentity("m")
+    >>> tasks = [LoggedTask("t", run, "1", {}), LoggedTask("t_kfl", run, "1", {}, canonical="t", scramble_type="kfl")]
+    >>> {name: {kind: task.name for kind, task in types.items()} for name, types in variants_by_canonical("out", tasks).items()}
+    {'t': {'kfl': 't_kfl'}}
+    """
+    names = {task.name for task in newest}
+    grouped: dict[str, dict[str, LoggedTask]] = {}
+    for variant in newest:
+        marks = variant.variant_of
+        if marks is None:
+            continue
+        canonical, scramble_type = marks
+        if canonical not in names:
+            raise ScrambledBenchError(
+                f"{folder}: {variant.name} is a variant of {canonical}, whose run is not in the folder; "
+                f"run {canonical} too (into the same folder)"
+            )
+        types = grouped.setdefault(canonical, {})
+        if scramble_type in types:
+            raise ScrambledBenchError(
+                f"{folder}: {types[scramble_type].name} and {variant.name} are both the {scramble_type} variant "
+                f"of {canonical}; keep one of them in the folder"
+            )
+        types[scramble_type] = variant
+    return {name: grouped[name] for name in sorted(grouped)}
+
+
+def _type_order(scramble_type: str) -> Any:
+    """A scramble type's place in the paper's order; a type the scrambler does not know goes last."""
     try:
         return (0, type_order(scramble_type))
     except (ValueError, ScrambledBenchError):

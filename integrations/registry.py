@@ -1,15 +1,21 @@
 """The registry of harnesses, by name: the one place ``scramble``, ``score --from`` and ``report --from`` ask.
 
-Harnesses register in two ways, as Inspect AI's registry takes tasks and solvers:
+Harnesses come from three places, as lm-eval's and Inspect AI's registries take tasks:
 
-- through the ``scrambled_bench.harnesses`` entry point group of any installed package (the built-in three
-  are registered so in ``pyproject.toml``): ``name = "package.module:HarnessClass"``, loaded on the first
-  lookup. The value may be a :class:`~.base.Harness` subclass, an instance, or a module that registers its
-  harness when imported;
-- by calling :func:`register` with an instance (a harness defined in a script or a test).
+- the built-in three (:data:`BUILT_IN`: lm-eval, lighteval, Inspect), known here by module path, so that a
+  source tree on ``PYTHONPATH`` without installed metadata has them too;
+- the ``scrambled_bench.harnesses`` entry point group of any installed package:
+  ``name = "package.module:HarnessClass"``. The value may be a :class:`~.base.Harness` subclass, an instance,
+  or a module that registers its harness when imported. This package lists its built-ins there as well (for
+  the tools that read the group); the same name and value found both ways is one harness;
+- :func:`register`, with an instance (a harness defined in a script or a test).
 
-Lookups never import a harness's own library (lm-eval, lighteval, inspect_ai): a harness checks that it is
-installed when it is used (:meth:`~.base.Harness.require`).
+A name is taken once: a second harness under a registered name is refused in one line, unless registered
+with ``replace=True``. Each built-in and entry point is loaded once, the first time a lookup needs it (a
+lookup by name loads that harness alone, a listing loads all); one that fails to load is left out with one
+warning naming it (:class:`HarnessLoadWarning`), the others still load, and asking for it by name is a
+one-line error saying why. Lookups never import a harness's own library (lm-eval, lighteval, inspect_ai): a
+harness checks that it is installed when it is used (:meth:`~.base.Harness.require`).
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ from __future__ import annotations
 import difflib
 import glob
 import re
-from importlib.metadata import entry_points
+import warnings
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError, first_line
@@ -27,25 +36,21 @@ from scrambled_bench.integrations.base import Harness
 ENTRY_POINT_GROUP = "scrambled_bench.harnesses"
 """The entry point group through which installed packages register harnesses."""
 
-_REGISTRY: dict[str, Harness] = {}
-_loaded_entry_points = False
+BUILT_IN: Mapping[str, str] = {
+    "inspect": "scrambled_bench.integrations.inspect:InspectHarness",
+    "lighteval": "scrambled_bench.integrations.lighteval:LightevalHarness",
+    "lm-eval": "scrambled_bench.integrations.lm_eval:LmEvalHarness",
+}
+"""The built-in harnesses, name -> ``module:class`` (as ``pyproject.toml``'s entry points name them)."""
 
 
-def register(harness: Harness) -> Harness:
-    """Register ``harness`` under its name (a later registration of the same name replaces it); returns it,
-    so it can be used as ``HARNESS = register(MyHarness())``.
+class HarnessLoadWarning(UserWarning):
+    """A harness of an entry point (or a built-in) that cannot be loaded, or whose name is taken: left out."""
 
-    >>> from scrambled_bench.integrations.base import LogLayout
-    >>> class Echo(Harness):
-    ...     name, title, spec = "echo-doc", "Echo", "FILE"
-    ...     layout = LogLayout("echo", "--out", "", "logs")
-    ...     def resolve(self, spec, task_sources): return []
-    ...     def write_variants(self, tasks, request): raise NotImplementedError
-    ...     def read_logs(self, folder): return []
-    >>> register(Echo()).name, get_harness("echo-doc").title
-    ('echo-doc', 'Echo')
-    >>> unregister("echo-doc")
-    """
+
+def _checked_name(harness: Any) -> str:
+    """The name ``harness`` registers under; a ``TypeError`` for what is not a harness, a ``ValueError`` for a
+    name that ``NAME:SPEC`` cannot hold."""
     if not isinstance(harness, Harness):
         raise TypeError(f"register() takes a Harness instance, got {type(harness).__name__}")
     name = getattr(harness, "name", "")
@@ -53,36 +58,184 @@ def register(harness: Harness) -> Harness:
         raise ValueError(
             f"a harness's name must be a non-empty string without ':' or spaces around it, got {name!r}"
         )
-    _REGISTRY[name] = harness
-    return harness
+    return name
+
+
+class Registry:
+    """Harnesses by name: those registered in code, the built-ins (``built_in``) and the entry points of
+    ``group``, each loaded once when a lookup first needs it. The package's lookups use one (:data:`REGISTRY`);
+    a test can make its own.
+
+    >>> registry = Registry(built_in={}, group="no.such.group")
+    >>> registry.names()
+    []
+    """
+
+    def __init__(self, built_in: Mapping[str, str] = BUILT_IN, group: str = ENTRY_POINT_GROUP) -> None:
+        self.built_in = dict(built_in)
+        self.group = group
+        self._harnesses: dict[str, Harness] = {}
+        self._pending: dict[str, EntryPoint] | None = None
+        """Found and not loaded yet, by name (None: not looked for yet)."""
+        self._failed: dict[str, str] = {}
+        """Left out, by name: why (the warning given)."""
+        self._loading: set[str] = set()
+
+    # ------------------------------------------------------------------------------------------ registering
+
+    def register(self, harness: Harness, *, replace: bool = False) -> Harness:
+        """Register ``harness`` under its name; a one-line error where a harness (or a built-in or entry point
+        not loaded yet) has that name, unless ``replace``. Returns it."""
+        name = _checked_name(harness)
+        pending = self._found()
+        if not replace and name not in self._loading and (name in self._harnesses or name in pending):
+            raise ScrambledBenchError(
+                f"a harness called {name!r} is already registered ({self._origin(name)}); "
+                "register(..., replace=True) replaces it"
+            )
+        if name not in self._loading:
+            pending.pop(name, None)  # replaced before it was loaded: never loaded
+        self._failed.pop(name, None)
+        self._harnesses[name] = harness
+        return harness
+
+    def unregister(self, name: str) -> None:
+        """Remove the harness called ``name``, loaded or not (nothing where there is none)."""
+        self._harnesses.pop(name, None)
+        self._found().pop(name, None)
+
+    def _origin(self, name: str) -> str:
+        """Where the harness called ``name`` comes from, in words."""
+        harness = self._harnesses.get(name)
+        if harness is not None:
+            return f"{type(harness).__module__}.{type(harness).__qualname__}"
+        point = self._found()[name]
+        return f"{point.value}, {'built in' if self.built_in.get(name) == point.value else 'an entry point'}"
+
+    # --------------------------------------------------------------------------------------------- finding
+
+    def _found(self) -> dict[str, EntryPoint]:
+        """The built-ins and entry points not loaded yet, looked for once: the built-ins first; an entry point
+        of the same name and value as one found already is that one (a built-in's own entry point), one of
+        the same name and another value is left out with a warning."""
+        if self._pending is None:
+            pending = {name: EntryPoint(name, value, self.group) for name, value in self.built_in.items()}
+            for point in entry_points(group=self.group):
+                taken = pending.get(point.name)
+                if taken is None:
+                    pending[point.name] = point
+                elif taken.value != point.value:
+                    self._warn(f"{self._described(point)} is left out: the name is taken by {taken.value}")
+            self._pending = pending
+        return self._pending
+
+    def _described(self, point: EntryPoint) -> str:
+        """A built-in or entry point in words, for the warnings that name it."""
+        where = (
+            "built in" if self.built_in.get(point.name) == point.value else f"entry point group {self.group}"
+        )
+        return f"harness {point.name!r} ({point.value}, {where})"
+
+    def _warn(self, message: str) -> None:
+        """One warning, one line (no source line below it): a harness left out, and why."""
+        warnings.warn_explicit(message, HarnessLoadWarning, filename=self.group, lineno=0, module=__name__)
+
+    def _load(self, name: str) -> None:
+        """Load the built-in or entry point called ``name`` and register its harness; one that fails is left
+        out with a warning (it is marked loaded only once it was tried)."""
+        point = self._found()[name]
+        self._loading.add(name)
+        try:
+            harness = self._harness_of(point)
+        except Exception as exc:  # noqa: BLE001 - a plug-in failing in any way is one warning naming it
+            self._found().pop(name, None)
+            why = (
+                f"{self._described(point)} cannot be loaded and is left out: "
+                f"{type(exc).__name__}: {first_line(exc)}"
+            )
+            self._failed[name] = why
+            self._warn(why)
+            return
+        finally:
+            self._loading.discard(name)
+        self._found().pop(name, None)
+        self._harnesses[name] = harness
+
+    def _harness_of(self, point: EntryPoint) -> Harness:
+        """The harness an entry point gives: its class made an instance, an instance, or the harness its module
+        registered when imported; a ``TypeError`` for anything else, or a harness of another name."""
+        loaded = point.load()
+        if isinstance(loaded, type) and issubclass(loaded, Harness):
+            loaded = loaded()
+        if isinstance(loaded, ModuleType) and point.name in self._harnesses:
+            loaded = self._harnesses[point.name]
+        if not isinstance(loaded, Harness):
+            raise TypeError(
+                f"it gives {type(loaded).__name__}, not a Harness (nor registers one called {point.name!r})"
+            )
+        if _checked_name(loaded) != point.name:
+            raise TypeError(f"its harness is called {loaded.name!r}")
+        return loaded
+
+    def find(self, name: str) -> Harness | None:
+        """The harness called ``name``, loaded if it was not yet; None where there is none (or it failed)."""
+        if name not in self._harnesses and name in self._found():
+            self._load(name)
+        return self._harnesses.get(name)
+
+    def names(self) -> list[str]:
+        """Every harness's name, sorted, each loaded (those that fail are left out, each with its warning)."""
+        for name in list(self._found()):
+            self._load(name)
+        return sorted(self._harnesses)
+
+    def get(self, name: str) -> Harness:
+        """The harness called ``name``; a one-line error naming the registered ones (and the closest), or why
+        it was left out."""
+        harness = self.find(name)
+        if harness is None:
+            raise ScrambledBenchError(self._failed.get(name) or self.unknown(name))
+        return harness
+
+    def unknown(self, name: str) -> str:
+        """The words of an unknown harness name: the closest registered one, and every registered one."""
+        names = self.names()
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        closest = f" (closest: {', '.join(close)})" if close else ""
+        return f"no harness called {name!r}{closest}; registered: {', '.join(names)}"
+
+
+REGISTRY = Registry()
+"""The package's registry, which the functions below ask."""
+
+
+def register(harness: Harness, *, replace: bool = False) -> Harness:
+    """Register ``harness`` under its name (a name already taken is a one-line error, unless ``replace``);
+    returns it, so it can be used as ``HARNESS = register(MyHarness())``.
+
+    >>> from scrambled_bench.integrations.base import LogLayout
+    >>> class Echo(Harness):
+    ...     name, title, spec = "echo-doc", "Echo", "FILE"
+    ...     layout = LogLayout("echo", "--out", "", "logs")
+    ...     def resolve(self, spec, task_sources): return []
+    ...     def write_variants(self, tasks, request): raise NotImplementedError
+    ...     def read_folder(self, folder): return []
+    >>> register(Echo()).name, get_harness("echo-doc").title
+    ('echo-doc', 'Echo')
+    >>> register(Echo())
+    Traceback (most recent call last):
+    ...
+    scrambled_bench.errors.ScrambledBenchError: a harness called 'echo-doc' is already registered (scrambled_bench.integrations.registry.Echo); register(..., replace=True) replaces it
+    >>> register(Echo(), replace=True).name
+    'echo-doc'
+    >>> unregister("echo-doc")
+    """
+    return REGISTRY.register(harness, replace=replace)
 
 
 def unregister(name: str) -> None:
     """Remove the harness called ``name`` (a test's own, say); nothing where there is none."""
-    _REGISTRY.pop(name, None)
-
-
-def _load_entry_points() -> None:
-    """Register every harness of the entry point group, once; one that fails to load is a one-line error
-    naming it (a broken plugin must not pass unnoticed)."""
-    global _loaded_entry_points
-    if _loaded_entry_points:
-        return
-    _loaded_entry_points = True
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in _REGISTRY:
-            continue  # registered in code first: that one stands
-        try:
-            loaded: Any = point.load()
-        except Exception as exc:  # noqa: BLE001 - a plugin failing at import is one line, naming it
-            raise ScrambledBenchError(
-                f"harness {point.name!r} ({point.value}, entry point group {ENTRY_POINT_GROUP}) "
-                f"cannot be loaded: {first_line(exc)}"
-            ) from None
-        if isinstance(loaded, type) and issubclass(loaded, Harness):
-            loaded = loaded()
-        if isinstance(loaded, Harness):
-            _REGISTRY.setdefault(point.name, loaded)
+    REGISTRY.unregister(name)
 
 
 def harness_names() -> list[str]:
@@ -91,8 +244,7 @@ def harness_names() -> list[str]:
     >>> {"inspect", "lighteval", "lm-eval"} <= set(harness_names())
     True
     """
-    _load_entry_points()
-    return sorted(_REGISTRY)
+    return REGISTRY.names()
 
 
 def described_harnesses() -> list[tuple[str, str, str, bool]]:
@@ -104,7 +256,7 @@ def described_harnesses() -> list[tuple[str, str, str, bool]]:
     """
     rows = []
     for name in harness_names():
-        harness = _REGISTRY[name]
+        harness = REGISTRY.get(name)
         try:
             harness.require()
             installed = True
@@ -112,14 +264,6 @@ def described_harnesses() -> list[tuple[str, str, str, bool]]:
             installed = False
         rows.append((name, harness.title, harness.spec, installed))
     return rows
-
-
-def _unknown(name: str) -> str:
-    """The words of an unknown harness name: the closest registered one, and every registered one."""
-    names = sorted(_REGISTRY)
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    closest = f" (closest: {', '.join(close)})" if close else ""
-    return f"no harness called {name!r}{closest}; registered: {', '.join(names)}"
 
 
 def get_harness(name: str) -> Harness:
@@ -130,12 +274,9 @@ def get_harness(name: str) -> Harness:
     >>> get_harness("lm_eval")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: no harness called 'lm_eval' (closest: lm-eval); registered: inspect, lighteval, lm-eval
+    scrambled_bench.errors.ScrambledBenchError: no harness called 'lm_eval' (closest: lm-eval); registered: ...
     """
-    _load_entry_points()
-    if name not in _REGISTRY:
-        raise ScrambledBenchError(_unknown(name))
-    return _REGISTRY[name]
+    return REGISTRY.get(name)
 
 
 HARNESS_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+")
@@ -176,16 +317,17 @@ def harness_of(source: str) -> tuple[Harness, str] | None:
     >>> harness_of("lmeval:kitchen_quiz")
     Traceback (most recent call last):
     ...
-    scrambled_bench.errors.ScrambledBenchError: lmeval:kitchen_quiz: no harness called 'lmeval' (closest: lm-eval); registered: inspect, lighteval, lm-eval (and no file or folder of that name)
+    scrambled_bench.errors.ScrambledBenchError: lmeval:kitchen_quiz: no harness called 'lmeval' (closest: lm-eval); registered: ... (and no file or folder of that name)
     """
     prefix, colon, spec = source.partition(":")
     if not colon:
         return None
-    _load_entry_points()
-    harness = _REGISTRY.get(prefix)
+    harness = REGISTRY.find(prefix)
     if harness is None:
         if _reads_as_harness(source, prefix, spec):
-            raise ScrambledBenchError(f"{source}: {_unknown(prefix)} (and no file or folder of that name)")
+            raise ScrambledBenchError(
+                f"{source}: {REGISTRY.unknown(prefix)} (and no file or folder of that name)"
+            )
         return None
     if not spec.strip():
         spelling = " or ".join(f"{prefix}:{form.strip()}" for form in harness.spec.split(" or "))
@@ -194,7 +336,11 @@ def harness_of(source: str) -> tuple[Harness, str] | None:
 
 
 __all__ = [
+    "BUILT_IN",
     "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "HarnessLoadWarning",
+    "Registry",
     "described_harnesses",
     "get_harness",
     "harness_names",

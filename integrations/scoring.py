@@ -26,9 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.evaluation.results import FRACTION, ConfigSamples, compute_results, units
 from scrambled_bench.evaluation.tasks import TaskConfig
-from scrambled_bench.integrations.exported import PREFIX, config_of, document_meta, exported_tasks
+from scrambled_bench.integrations.base import Harness, LoggedTask, RunIdentity, read_logs_checked
+from scrambled_bench.integrations.exported import PREFIX, config_of, exported_tasks
+from scrambled_bench.integrations.pairing import PairedFolder, compare_logged, unknown_endpoint_note
+from scrambled_bench.integrations.registry import get_harness
 from scrambled_bench.metrics.readers import DEFAULT_READER
+from scrambled_bench.metrics.statistics import CompareSettings
 
 
 @dataclass(frozen=True)
@@ -45,46 +50,7 @@ class LoggedSample:
         return config_of(self.meta)
 
 
-def logged_meta(doc: Any, where: str) -> dict[str, Any]:
-    """The scoring metadata of a logged document (``doc["meta"]``, a JSON string or a mapping), checked: a
-    one-line error naming ``where`` when it is missing or unreadable.
-
-    >>> logged_meta({"meta": '{"task": "scrqa", "dataset": "dream", "scramble_type": "kfl", "id": "1"}'}, "x")["id"]
-    '1'
-    >>> logged_meta({}, "samples.jsonl:3")
-    Traceback (most recent call last):
-    ...
-    scrambled_bench.errors.ScrambledBenchError: samples.jsonl:3: the logged document has no scoring metadata ('meta'); is it a scrambled_bench task?
-    """
-    if not isinstance(doc, Mapping) or not doc.get("meta"):
-        raise ScrambledBenchError(
-            f"{where}: the logged document has no scoring metadata ('meta'); is it a {PREFIX} task?"
-        )
-    try:
-        meta = document_meta(doc)
-        config_of(meta)
-    except (ValueError, KeyError, TypeError, ScrambledBenchError) as exc:
-        raise ScrambledBenchError(f"{where}: unreadable scoring metadata ({exc})") from None
-    # parquet gives every row of a struct column all of its fields; a field absent from the row is None
-    return {key: value for key, value in meta.items() if value is not None}
-
-
-def first_text(value: Any, where: str) -> str:
-    """The first generation of a logged response: lm-eval logs ``[[text]]``, lighteval ``[text]``.
-
-    >>> first_text([["B"]], "x"), first_text(["A", "C"], "x"), first_text([], "x"), first_text(None, "x")
-    ('B', 'A', '', '')
-    """
-    while isinstance(value, list) and value:
-        value = value[0]
-    if value is None or value == []:
-        return ""
-    if not isinstance(value, str):
-        raise ScrambledBenchError(f"{where}: the logged response is not text: {json.dumps(value)[:60]}")
-    return value
-
-
-def bench_samples(tasks: Sequence[Any]) -> list[LoggedSample]:
+def bench_samples(tasks: Sequence[LoggedTask]) -> list[LoggedSample]:
     """The logged outputs of the bench's task runs, each with its document's scoring metadata."""
     return [
         LoggedSample(document.meta, document.output or "", document.where or f"{task.location}: {doc_id}")
@@ -105,7 +71,7 @@ def score_logged(
     """results.json's ``configs`` section for the logged samples (fractions, as results.json), in the paper
     suite's order, read with the answer ``reader`` as ``run`` reads a chat answer.
 
-    >>> from scrambled_bench.integrations.exported import ExportedTask
+    >>> from scrambled_bench.integrations.exported import ExportedTask, document_meta
     >>> def logged(type_, output):
     ...     [doc] = ExportedTask(TaskConfig("scrqa", "dream", type_)).documents(
     ...         [{"id": "d1", "scrambled": "W: Hi.", "question": "Who?", "choices": ["W", "M", "N"], "answer": "A"}])
@@ -114,8 +80,6 @@ def score_logged(
     >>> configs["scrqa/dream/kfl"]["accuracy"]["value"], configs["scrqa/dream/kfl"]["relative_performance_gain"]["value"]
     (1.0, 1.0)
     """
-    from scrambled_bench.evaluation.results import ConfigSamples, compute_results
-
     by_config: dict[TaskConfig, list[LoggedSample]] = defaultdict(list)
     for sample in samples:
         by_config[sample.config].append(sample)
@@ -155,12 +119,6 @@ def score_harness_output(
     unless ``allow_unknown_endpoint`` (the document then lists them under ``unknown_endpoints``), and tasks
     that logged a log-likelihood of exactly 0.0, unless ``allow_zero_loglikelihood`` (then recorded under
     ``zero_log_likelihoods_accepted``)."""
-    from scrambled_bench.evaluation.results import FRACTION, units
-    from scrambled_bench.integrations.base import read_logs_checked
-    from scrambled_bench.integrations.pairing import compare_logged
-    from scrambled_bench.integrations.registry import get_harness
-    from scrambled_bench.metrics.statistics import CompareSettings
-
     harness = get_harness(harness_name)
     folder = Path(folder)
     settings = CompareSettings(n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
@@ -171,34 +129,57 @@ def score_harness_output(
         allow_unknown_endpoint=allow_unknown_endpoint,
         allow_zero_loglikelihood=allow_zero_loglikelihood,
     )
-    if not paired.section and not paired.bench:
-        named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
-        raise ScrambledBenchError(
-            f"{folder}: no {PREFIX} task and no scrambled variant (made by `scrambled-bench scramble "
-            f"{harness.name}:...`) among its {harness.layout.logs}{named}"
-        )
-    document: dict[str, Any] = {
-        "source": harness.name,
-        "folder": str(folder),
-        "reader": reader,
-        "units": units(FRACTION),
-        "runs": list(
-            {
-                json.dumps(record, sort_keys=True, default=str): record
-                for record in (run.as_record() for run in paired.runs)
-            }.values()
-        ),
-    }
-    if paired.unknown_endpoints:
-        document["unknown_endpoints"] = paired.unknown_endpoints
+    check_scorable(harness, folder, paired)
+    configs = None
     if paired.bench:
-        document["configs"] = score_logged(
+        configs = score_logged(
             bench_samples(paired.bench),
             reader=reader,
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             seed=seed,
         )
+    return scores_document(harness, folder, reader, paired, configs)
+
+
+def check_scorable(harness: Harness, folder: Path, paired: PairedFolder) -> None:
+    """A one-line error for a folder that holds neither one of the bench's own tasks nor a scrambled variant
+    (naming the tasks it left out)."""
+    if not paired.section and not paired.bench:
+        named = f"; left out: {', '.join(paired.left_out)}" if paired.left_out else ""
+        raise ScrambledBenchError(
+            f"{folder}: no {PREFIX} task and no scrambled variant (made by `scrambled-bench scramble "
+            f"{harness.name}:...`) among its {harness.layout.logs}{named}"
+        )
+
+
+def distinct_runs(runs: Sequence[RunIdentity]) -> list[dict[str, Any]]:
+    """The runs' records, each once, in order.
+
+    >>> distinct_runs([RunIdentity("m"), RunIdentity("m"), RunIdentity("n")])
+    [{'model': 'm', 'endpoint': None, 'settings': {}, 'source': ''}, {'model': 'n', 'endpoint': None, 'settings': {}, 'source': ''}]
+    """
+    records = (run.as_record() for run in runs)
+    return list({json.dumps(record, sort_keys=True, default=str): record for record in records}.values())
+
+
+def scores_document(
+    harness: Harness, folder: Path, reader: str, paired: PairedFolder, configs: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``score --from``'s document: the harness, folder, reader, units and runs, then (where there are
+    any) the tasks paired without a known endpoint, the bench's ``configs``, the ``scrambled_tasks``
+    section, the tasks left out and the log-likelihoods of 0.0 accepted."""
+    document: dict[str, Any] = {
+        "source": harness.name,
+        "folder": str(folder),
+        "reader": reader,
+        "units": units(FRACTION),
+        "runs": distinct_runs(paired.runs),
+    }
+    if paired.unknown_endpoints:
+        document["unknown_endpoints"] = paired.unknown_endpoints
+    if configs is not None:
+        document["configs"] = configs
     if paired.section:
         document["scrambled_tasks"] = paired.section
     if paired.left_out:
@@ -208,11 +189,31 @@ def score_harness_output(
     return document
 
 
+def scores_notes(document: Mapping[str, Any]) -> list[str]:
+    """The lines a ``score --from`` document asks to be told on stderr: the tasks paired without a known
+    endpoint, and the tasks whose log-likelihoods of exactly 0.0 were accepted.
+
+    >>> scores_notes({"zero_log_likelihoods_accepted": [{"task": "t", "zero_log_likelihoods": 2, "log_likelihoods": 8}]})
+    ['warning: t: 2 of 8 log-likelihoods are exactly 0.0, accepted by --allow-zero-loglikelihood (recorded as zero_log_likelihoods_accepted)']
+    """
+    notes = (
+        [unknown_endpoint_note(document["unknown_endpoints"])] if document.get("unknown_endpoints") else []
+    )
+    return notes + [
+        f"warning: {found['task']}: {found['zero_log_likelihoods']} of {found['log_likelihoods']} "
+        "log-likelihoods are exactly 0.0, accepted by --allow-zero-loglikelihood "
+        "(recorded as zero_log_likelihoods_accepted)"
+        for found in document.get("zero_log_likelihoods_accepted", [])
+    ]
+
+
 __all__ = [
     "LoggedSample",
     "bench_samples",
-    "first_text",
-    "logged_meta",
+    "check_scorable",
+    "distinct_runs",
     "score_harness_output",
     "score_logged",
+    "scores_document",
+    "scores_notes",
 ]

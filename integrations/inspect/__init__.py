@@ -7,7 +7,8 @@
   (:mod:`.logs`), the newest successful log of each task.
 
 The bench's own tasks for Inspect are :mod:`.bench` (registered through the package's ``inspect_ai`` entry
-point, with ``scrambled_bench/scrambled``, a scrambled variant of any task, from :mod:`.scrambled`).
+point, with ``scrambled_bench/scrambled``, a scrambled variant of any task, from :mod:`.scrambled`). Importing
+this package does not import inspect_ai: :mod:`.scrambled` (which does) is imported when a task is resolved.
 """
 
 from __future__ import annotations
@@ -24,24 +25,23 @@ from scrambled_bench.integrations.base import (
     ScrambleRequest,
     WrittenVariants,
 )
+from scrambled_bench.integrations.inspect.logs import read_inspect_logs
+from scrambled_bench.integrations.inspect.variants import InspectCanonicalTask, write_task_file
 from scrambled_bench.integrations.labels import readable_metric
 
 
 class InspectHarness(Harness):
     """Inspect AI: tasks from its loader, logs from ``inspect eval --log-dir``."""
 
-    name = "inspect"
-    title = "Inspect AI"
-    spec = "TASK or FILE.py[@TASK]"
-    module = "inspect_ai"
+    name, title, spec, module = "inspect", "Inspect AI", "TASK or FILE.py[@TASK]", "inspect_ai"
     layout = LogLayout("inspect eval", "--log-dir", "", "logs (.eval or .json)")
     columns_are = "fields (input, choices)"
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[CanonicalTask]:
         """The one task ``spec`` names: a registry name, or a task file (``FILE.py@TASK``; ``FILE.py`` where
         it defines one task), its path made absolute so the written task file loads it from any folder."""
+        # deferred: .scrambled imports inspect_ai, which a lookup of the harness does not need
         from scrambled_bench.integrations.inspect.scrambled import load_canonical, resolved_spec
-        from scrambled_bench.integrations.inspect.variants import InspectCanonicalTask
 
         label = f"{self.name}:{spec}"
         spec = resolved_spec(spec, label)
@@ -49,27 +49,24 @@ class InspectHarness(Harness):
         return [InspectCanonicalTask(loaded.name, spec, loaded)]
 
     def write_variants(self, tasks: Sequence[CanonicalTask], request: ScrambleRequest) -> WrittenVariants:
+        """The task file of the one task :meth:`resolve` gave, its fields checked on its samples first."""
+        # deferred: inspect_ai is optional (the harness extra), and .scrambled imports it
         from inspect_ai._util.error import PrerequisiteError
 
         from scrambled_bench.integrations.inspect.scrambled import chosen_fields, scrambled_variant
-        from scrambled_bench.integrations.inspect.variants import write_task_file
 
         [task] = tasks
+        if not isinstance(task, InspectCanonicalTask):
+            raise TypeError(f"{self.name} writes the variants of its own tasks, got {type(task).__name__}")
         fields = chosen_fields(list(request.columns))
         try:  # the fields are checked on the samples now, not when the task file first loads
-            scrambled_variant(task.task, request.types[0], fields, seed=request.seed)  # type: ignore[attr-defined]
+            scrambled_variant(task.task, request.types[0], fields, seed=request.seed)
         except PrerequisiteError as exc:
             raise ScrambledBenchError(str(exc)) from None
-        return write_task_file(task, request)  # type: ignore[arg-type]
+        return write_task_file(task, request)
 
-    def read_logs(self, folder: Path) -> list[LoggedTask]:
-        from scrambled_bench.integrations.inspect.logs import read_inspect_logs
-
-        self.check_folder(folder)
-        tasks = read_inspect_logs(Path(folder))
-        if not tasks:
-            raise self.no_logs(folder)
-        return tasks
+    def read_folder(self, folder: Path) -> list[LoggedTask]:
+        return read_inspect_logs(folder)
 
     def variant_names(self, task: str, types: Sequence[str]) -> list[str]:
         """The task file's names: the canonical task's name without its package, as an identifier.

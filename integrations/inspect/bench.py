@@ -6,12 +6,12 @@ pyproject.toml, so an installed package is enough for ``inspect eval`` to find t
 package's :class:`~.task_export.ExportedTask`, as the lm-eval and lighteval exports are:
 
 - its samples are the rows ``run`` evaluates, with the paper's prompt as the one user message and the
-  scoring metadata as the sample's ``metadata`` (so a log can be scored again: ``score --from-inspect``);
+  scoring metadata as the sample's ``metadata`` (so a log can be scored again: ``score --from inspect``);
 - ``generate()`` with the task's stop sequences, greedy decoding and ``run``'s 256-token cap (``inspect eval
   --max-tokens`` lowers it: the command line's generation options win over a task's);
 - every output is read by the task (careful reader) and the config's accuracy, RR and ED come from the
   packaged metric modules (the ``scrambled_bench/accuracy``, ``recovery_rate`` and ``edit_distance``
-  metrics here). RPG pairs three configs, which no single Inspect log holds: ``score --from-inspect``.
+  metrics here). RPG pairs three configs, which no single Inspect log holds: ``score --from inspect``.
 
 The data is ``-T data=PATH|ORG/NAME [-T revision=REV]``, else ``SCRAMBLED_BENCH_DATA`` (and
 ``SCRAMBLED_BENCH_DATA_REVISION``), else ``./scrambled_bench``, built there when missing as ``run`` builds it
@@ -38,8 +38,11 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
+from scrambled_bench import __version__
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluation.data import DataSource
+from scrambled_bench.evaluation.data import DataSource, resolve_data
+from scrambled_bench.evaluation.settings import DEFAULT_DATA
+from scrambled_bench.hub import is_repo_id
 from scrambled_bench.integrations.exported import (
     MAX_NEW_TOKENS,
     PER_CONFIG_METRICS,
@@ -53,6 +56,10 @@ from scrambled_bench.integrations.exported import (
     metric_items,
     score_sample,
 )
+
+# the generic wrapper (``scrambled_bench/scrambled``) registers itself on import: Inspect loads this module alone
+# for every `scrambled_bench/` name
+from scrambled_bench.integrations.inspect.scrambled import endpoint_metadata
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
 TIKTOKEN_CACHE_ENV = "TIKTOKEN_CACHE_DIR"
@@ -157,8 +164,6 @@ def config_rows(
 ) -> tuple[list[dict], DataSource]:
     """The dataset rows of a config from ``data`` (else the environment's, else ``./scrambled_bench``),
     the default build made or grown as ``run`` does, and where they were read."""
-    from scrambled_bench.evaluation.data import resolve_data
-
     if data is None:
         data, environment_revision = data_from_environment()
         revision = revision if revision is not None else environment_revision
@@ -179,9 +184,6 @@ def _readable_location(data: str) -> bool:
     >>> _readable_location("org/scrambled_bench"), _readable_location("./no/such/build")
     (True, False)
     """
-    from scrambled_bench.evaluation.settings import DEFAULT_DATA
-    from scrambled_bench.hub import is_repo_id
-
     path = Path(data).expanduser()
     if path.exists() or path.resolve() == Path(DEFAULT_DATA).resolve():
         return True
@@ -214,8 +216,6 @@ def task_metadata(exported: ExportedTask, source: DataSource | None = None) -> d
     >>> task_metadata(ExportedTask(TaskConfig("scrqa", "dream", "kfl")))["substituted_task"]
     'scrambled_bench/scrqa_dream_sub'
     """
-    from scrambled_bench import __version__
-
     metadata: dict[str, Any] = {
         "scrambled_bench_config": exported.config.name,
         "scrambled_bench_version": __version__,
@@ -234,8 +234,6 @@ def bench_task(exported: ExportedTask, data: str | None = None, revision: str | 
     """The Inspect task of one config (a one-line error for data that cannot be read); created by an eval,
     its metadata records the endpoint of the model it runs against (RPG pairs three configs' logs, which
     must share it: :func:`~.scrambled.endpoint_metadata`)."""
-    from scrambled_bench.integrations.inspect.scrambled import endpoint_metadata
-
     try:
         dataset_rows, source = config_rows(exported, data, revision)
     except ScrambledBenchError as exc:
@@ -269,6 +267,3 @@ TASKS: dict[str, Callable[..., Task]] = {
 """Every exported config's ``@task`` by slug, registered as ``scrambled_bench/<slug>``."""
 
 use_bundled_tiktoken_cache()
-
-# the generic wrapper registers itself too: Inspect loads this module alone for every `scrambled_bench/` name
-from scrambled_bench.integrations.inspect import scrambled  # noqa: F401

@@ -25,6 +25,7 @@ from typing import Any
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
 from scrambled_bench.integrations.exported import PREFIX
+from scrambled_bench.integrations.logs import hashable_target, logged_meta
 
 BENCH_KEY = "scrambled_bench_config"
 """The metadata key of the bench's own tasks (the config's name)."""
@@ -61,7 +62,7 @@ def run_identity(header: Any) -> RunIdentity:
     the eval created it (the task file of ``scramble inspect:``, the bench's tasks and
     ``scrambled_bench/scrambled`` record it, however the base URL was given: :data:`~.scrambled.ENDPOINT_KEY`),
     without a trailing slash; where neither is there the endpoint is unknown (:data:`UNKNOWN_ENDPOINT`)."""
-    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY
+    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY  # deferred: it imports inspect_ai
 
     spec = header.eval
     generate = spec.model_generate_config
@@ -84,6 +85,7 @@ def run_identity(header: Any) -> RunIdentity:
 def newest_headers(folder: Path) -> list[Any]:
     """The header of the newest log of each task under ``folder`` (any depth); a one-line error for a run
     that did not end ``success``."""
+    # deferred: inspect_ai is optional (the harness extra)
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     newest: dict[str, Any] = {}
@@ -120,17 +122,11 @@ def _user_turn(sample: Any) -> str | None:
     return users[-1].text if users else None
 
 
-def _hashable(target: Any) -> Any:
-    return json.dumps(target) if isinstance(target, list | dict) else target
-
-
 def documents(log: Any, *, bench: bool) -> dict[Hashable, LoggedDocument]:
     """A log's samples by id (by (id, epoch) where it ran several epochs): each scorer's value as a number
     (Inspect's own ``value_to_float``: C/I as 1/0; a value that is not a number is left out), the target,
     the prompt, the choices, the output, and for a bench task the scoring metadata."""
-    from inspect_ai.scorer import value_to_float
-
-    from scrambled_bench.integrations.scoring import logged_meta
+    from inspect_ai.scorer import value_to_float  # deferred: inspect_ai is optional (the harness extra)
 
     to_float = value_to_float()
     epochs = {sample.epoch for sample in log.samples or []}
@@ -146,7 +142,7 @@ def documents(log: Any, *, bench: bool) -> dict[Hashable, LoggedDocument]:
         found[key] = LoggedDocument(
             key,
             scores,
-            _hashable(sample.target),
+            hashable_target(sample.target),
             _user_turn(sample),
             tuple(sample.choices) if sample.choices else None,
             (sample.output.completion if sample.output is not None else "") or "",
@@ -174,7 +170,7 @@ def metric_values(log: Any) -> dict[str, MetricValue]:
 def read_inspect_logs(folder: Path) -> list[LoggedTask]:
     """The newest successful log of each task under ``folder``, as logged task runs: the bench's own
     tasks, scrambled variants and everything else (the canonical tasks among them)."""
-    from inspect_ai.log import read_eval_log
+    from inspect_ai.log import read_eval_log  # deferred: inspect_ai is optional (the harness extra)
 
     tasks = []
     for header in newest_headers(folder):

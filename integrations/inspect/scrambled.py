@@ -33,6 +33,7 @@ from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import Dataset, MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ContentText
 
+from scrambled_bench import __version__
 from scrambled_bench.builder.scrambler import TextPlace, parse_type, scramble, scramble_items
 from scrambled_bench.errors import ScrambledBenchError, first_line
 
@@ -356,8 +357,6 @@ def scrambled_variant(
     """``canonical`` with its samples scrambled, renamed ``<task>_<type>`` and its metadata extended
     (:func:`task_with`: the solver, scorer and settings stay the canonical task's). ``canonical_name``: the
     name its canonical run logs under, where that is not the task's own (a task file renames it)."""
-    from scrambled_bench import __version__
-
     if not isinstance(canonical.dataset, Dataset):
         raise ScrambledBenchError(
             f"task={canonical.name}: its samples are made while it runs (a sample source), so there is no "

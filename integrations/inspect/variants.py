@@ -111,6 +111,7 @@ class InspectCanonicalTask(CanonicalTask):
 def canonical_task(spec: str, name: str, task_args: Mapping[str, Any] | None = None) -> Any:
     """The task ``spec`` names, through Inspect's loader, renamed ``name`` (the task file's canonical task),
     its metadata recording the endpoint it runs against (:func:`~.scrambled.endpoint_metadata`)."""
+    # deferred: inspect_ai is optional (the harness extra), and .scrambled imports it
     from inspect_ai import task_with
 
     from scrambled_bench.integrations.inspect.scrambled import endpoint_metadata, load_canonical
@@ -129,7 +130,10 @@ def variant_task(
 ) -> Any:
     """The task ``spec`` names with its samples' ``fields`` scrambled, named ``<name>_<type>``; its metadata
     names ``name`` as its canonical task (what ``score --from inspect`` pairs it by)."""
-    from scrambled_bench.integrations.inspect.scrambled import load_canonical, scrambled_variant
+    from scrambled_bench.integrations.inspect.scrambled import (  # deferred: inspect_ai
+        load_canonical,
+        scrambled_variant,
+    )
 
     return scrambled_variant(
         load_canonical(spec, dict(task_args or {})), scramble_type, fields, seed=seed, canonical_name=name
@@ -145,7 +149,7 @@ def task_file(task: InspectCanonicalTask, request: ScrambleRequest, path: str) -
     >>> 'NAME = "planets"' in text.replace("'", '"'), "def planets_kfl() -> Task:" in text
     (True, True)
     """
-    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY
+    from scrambled_bench.integrations.inspect.scrambled import ENDPOINT_KEY  # deferred: it imports inspect_ai
 
     fields = list(request.columns)
     names = [task.short, *(f"{task.short}_{scramble_type}" for scramble_type in request.all_types)]

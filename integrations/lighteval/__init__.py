@@ -1,26 +1,34 @@
 """lighteval, as one :class:`~scrambled_bench.integrations.base.Harness`.
 
 - ``scramble lighteval:SUITE|TASK|FEWSHOT``: the spec is read by lighteval's own ``Registry`` (with
-  ``--custom-tasks``), each task's dataset scrambled, and a custom-tasks module written beside it
-  (``DIR/lighteval/scrambled_tasks.py``) that lists each canonical task's variants;
+  ``--custom-tasks``, the option this harness declares), each task's dataset scrambled, and a custom-tasks
+  module written beside it (``DIR/lighteval/scrambled_tasks.py``) that lists each canonical task's variants;
 - ``score --from lighteval DIR`` / ``report --from lighteval DIR``: the ``--output-dir`` folder read back
   (:mod:`.logs`), the newest run of each task whichever command wrote it.
 
 The bench's own tasks for lighteval are :mod:`.bench`; :mod:`.cli` starts lighteval's command line so that
-it runs beside this package.
+it runs beside this package. Importing this package does not import lighteval: :mod:`.tasks_source` imports it
+when a task is resolved.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from scrambled_bench.integrations.base import LoggedTask, LogLayout, ScrambleRequest
+from scrambled_bench.integrations.base import LoggedTask, LogLayout, ScrambleRequest, TaskOption
 from scrambled_bench.integrations.datasets import DatasetHarness, HubData, TaskFiles
 from scrambled_bench.integrations.exported import PREFIX, ExportedTask
+from scrambled_bench.integrations.lighteval.logs import LAYOUT, logged_task
+from scrambled_bench.integrations.lighteval.tasks_source import LightevalCanonicalTask, resolve_lighteval
+from scrambled_bench.integrations.lighteval.variants import manifest_tasks, run_hint, write_lighteval_tasks
+from scrambled_bench.integrations.logs import task_logs
 
-CUSTOM_TASKS = "--custom-tasks"
+CUSTOM_TASKS = TaskOption(
+    "--custom-tasks", "your custom-tasks file or module (lighteval --custom-tasks)", "<file>"
+)
+"""``scramble``'s option naming the user's own custom-tasks file or module, as lighteval's ``--custom-tasks``."""
 
 
 def task_name(exported: ExportedTask) -> str:
@@ -37,40 +45,22 @@ def task_name(exported: ExportedTask) -> str:
 class LightevalHarness(DatasetHarness):
     """lighteval: tasks from its ``Registry``, logs from ``--output-dir --save-details``."""
 
-    name = "lighteval"
-    title = "lighteval"
-    spec = "SUITE|TASK|FEWSHOT"
-    module = "lighteval"
+    name, title, spec, module = "lighteval", "lighteval", "SUITE|TASK|FEWSHOT", "lighteval"
     layout = LogLayout("lighteval", "--output-dir", "--save-details", "details")
-    task_sources: ClassVar[Mapping[str, str]] = {
-        CUSTOM_TASKS: "your custom-tasks file or module (lighteval --custom-tasks)"
-    }
+    task_options = (CUSTOM_TASKS,)
 
-    def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[Any]:
-        from scrambled_bench.integrations.lighteval.tasks_source import resolve_lighteval
-
-        return resolve_lighteval(spec, task_sources.get(CUSTOM_TASKS))
+    def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[LightevalCanonicalTask]:
+        return resolve_lighteval(spec, task_sources.get(CUSTOM_TASKS.flag))
 
     def write_task_files(
         self, folder: Path, tasks: Sequence[Any], request: ScrambleRequest, hub: HubData | None
     ) -> TaskFiles:
-        from scrambled_bench.integrations.lighteval.variants import (
-            manifest_tasks,
-            run_hint,
-            write_lighteval_tasks,
-        )
-
         files = write_lighteval_tasks(folder / "lighteval")
         return TaskFiles(files, run_hint(request.out, tasks, request.all_types), manifest_tasks(tasks, hub))
 
-    def read_logs(self, folder: Path) -> list[LoggedTask]:
-        from scrambled_bench.integrations.lighteval.logs import read_lighteval_logs
-
-        self.check_folder(folder)
-        tasks = read_lighteval_logs(Path(folder))
-        if not tasks:
-            raise self.no_logs(folder)
-        return tasks
+    def read_folder(self, folder: Path) -> list[LoggedTask]:
+        """Each details file under ``folder`` with the results file of its invocation (the same timestamp)."""
+        return [logged_task(log) for log in task_logs(folder, LAYOUT)]
 
 
-__all__ = ["LightevalHarness", "task_name"]
+__all__ = ["CUSTOM_TASKS", "LightevalHarness", "task_name"]

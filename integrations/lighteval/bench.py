@@ -27,6 +27,7 @@ from typing import Any
 from lighteval.metrics.metrics_sample import SampleLevelComputation
 from lighteval.metrics.utils.metric_utils import SampleLevelMetricGrouping
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.registry import Registry
 from lighteval.tasks.requests import Doc, SamplingMethod
 
 from scrambled_bench.errors import ScrambledBenchError
@@ -42,6 +43,7 @@ from scrambled_bench.integrations.exported import (
     score_sample,
 )
 from scrambled_bench.integrations.lighteval import task_name
+from scrambled_bench.integrations.lighteval.cli import import_builtin_tasks
 from scrambled_bench.metrics.readers import DEFAULT_READER
 
 MAX_NEW_TOKENS_ENV = "SCRAMBLED_BENCH_MAX_NEW_TOKENS"
@@ -153,10 +155,6 @@ def refuse_collisions(names: Iterable[str], builtin: Iterable[str]) -> None:
 def builtin_task_names() -> set[str]:
     """The names of lighteval's built-in tasks, from every built-in task file that imports here (one that
     fails, see :mod:`.lighteval_cli`, holds no task a run could load)."""
-    from lighteval.tasks.registry import Registry
-
-    from scrambled_bench.integrations.lighteval.cli import import_builtin_tasks
-
     imported, _ = import_builtin_tasks()
     return {name for module in imported for name in Registry._extract_configs(module)}
 

@@ -21,17 +21,24 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.builder.scrambler import parse_type
 from scrambled_bench.errors import ScrambledBenchError, first_line
-from scrambled_bench.integrations.base import (
-    LoggedDocument,
-    LoggedTask,
-    MetricValue,
-    RunIdentity,
-    checked_results,
-)
+from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
+from scrambled_bench.integrations.logs import ResultsLayout, TaskLog, first_text, logged_meta
 
 RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.json$")
 DETAILS = re.compile(r"^details_(?P<task>.+\|\d+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.parquet$")
+LAYOUT = ResultsLayout(
+    "lighteval",
+    "lighteval command",
+    RESULTS,
+    DETAILS,
+    "details_*.parquet",
+    ("config_tasks", "results"),
+    beside=False,
+)
+"""An invocation's ``results/<model>/results_<date>.json`` and, in another folder, its
+``details/<model>/<date>/details_<task>_<date>.parquet`` files: paired by the date alone."""
 BENCH_PREFIX = "scrambled_bench:"
 """The bench's own exported tasks are named ``scrambled_bench:<slug>``."""
 
@@ -72,8 +79,6 @@ def derived_tasks(config_tasks: Mapping[str, Any]) -> dict[str, tuple[str, str]]
     ...                "gsm8k_main|0": {"name": "gsm8k_main", "hf_subset": "main"}})
     {'arc:easy_kfl|0': ('arc:easy|0', 'kfl')}
     """
-    from scrambled_bench.builder.scrambler import parse_type
-
     found = {}
     for key, config in config_tasks.items():
         name, _, shots = key.rpartition("|")
@@ -189,9 +194,7 @@ def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDoc
     target, the prompt, the choices, the output and, for a document scored by log-likelihood, each choice's
     log-likelihood; for the bench's own tasks (``bench``) also the scoring metadata each document carries
     (``Doc.specific``) and the raw output, which ``score`` reads again."""
-    import pyarrow.parquet as pq
-
-    from scrambled_bench.integrations.scoring import first_text, logged_meta
+    import pyarrow.parquet as pq  # deferred: pyarrow is read only when a details file is
 
     documents: dict[Hashable, LoggedDocument] = {}
     try:
@@ -229,80 +232,51 @@ def read_details(path: Path, *, bench: bool = False) -> dict[Hashable, LoggedDoc
     return documents
 
 
-def _results_files(folder: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
-    """Every results file under ``folder`` by its timestamp, parsed."""
-    found = {}
-    for path in folder.rglob("results_*.json"):
-        match = RESULTS.match(path.name)
-        if match is None:
-            continue
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ScrambledBenchError(f"{path}: unreadable lighteval results file ({exc})") from None
-        found[match["date"]] = (
-            path,
-            checked_results(path, document, "lighteval", ("config_tasks", "results")),
+def aggregated_metrics(entry: Mapping[str, Any]) -> dict[str, MetricValue]:
+    """A task's entry of the results file's ``results`` as metrics: each value with its ``<metric>_stderr``.
+
+    >>> aggregated_metrics({"em": 0.5, "em_stderr": 0.1, "flag": True})
+    {'em': MetricValue(value=0.5, stderr=0.1)}
+    """
+    return {
+        key: MetricValue(
+            float(value),
+            float(entry[f"{key}_stderr"]) if isinstance(entry.get(f"{key}_stderr"), int | float) else None,
         )
-    return found
+        for key, value in entry.items()
+        if not key.endswith("_stderr") and isinstance(value, int | float) and not isinstance(value, bool)
+    }
 
 
-def read_lighteval_logs(folder: Path) -> list[LoggedTask]:
-    """Every task run logged under a lighteval ``--output-dir`` folder, each with the results file of its
-    invocation (same timestamp): its identity, its metrics as lighteval aggregated them, whether it is a
-    derived task."""
-    results = _results_files(folder)
-    tasks = []
-    for path in sorted(folder.rglob("details_*.parquet")):
-        match = DETAILS.match(path.name)
-        if match is None:
-            continue
-        task, date = match["task"], match["date"]
-        found = results.get(date)
-        if found is None:
-            raise ScrambledBenchError(
-                f"{path}: no results_{date}.json in the folder (lighteval writes it when the run ends); "
-                "finish or rerun that lighteval command"
-            )
-        results_path, document = found
-        config_tasks = document.get("config_tasks") or {}
-        derived = derived_tasks(config_tasks).get(task)
-        entry = (document.get("results") or {}).get(task) or {}
-        metrics = {
-            key: MetricValue(
-                float(value),
-                float(entry[f"{key}_stderr"])
-                if isinstance(entry.get(f"{key}_stderr"), int | float)
-                else None,
-            )
-            for key, value in entry.items()
-            if not key.endswith("_stderr") and isinstance(value, int | float) and not isinstance(value, bool)
-        }
-        bench = task.startswith(BENCH_PREFIX)
-        documents = read_details(path, bench=bench)
-        tasks.append(
-            LoggedTask(
-                name=task,
-                run=run_identity(document, str(results_path)),
-                created=date,
-                documents=documents,
-                location=str(path),
-                canonical=derived[0] if derived else None,
-                scramble_type=derived[1] if derived else None,
-                bench=bench,
-                metrics=metrics,
-                means=mean_metrics(config_tasks.get(task) or {}),
-            )
-        )
-    return tasks
+def logged_task(log: TaskLog) -> LoggedTask:
+    """One details file as a task run: its documents, the identity of its invocation, whether it is a derived
+    task (and of which canonical task and type) or one of the bench's own, its metrics as lighteval
+    aggregated them."""
+    config_tasks = log.results.get("config_tasks") or {}
+    derived = derived_tasks(config_tasks).get(log.task)
+    bench = log.task.startswith(BENCH_PREFIX)
+    return LoggedTask(
+        name=log.task,
+        run=run_identity(log.results, str(log.results_path)),
+        created=log.date,
+        documents=read_details(log.path, bench=bench),
+        location=str(log.path),
+        canonical=derived[0] if derived else None,
+        scramble_type=derived[1] if derived else None,
+        bench=bench,
+        metrics=aggregated_metrics((log.results.get("results") or {}).get(log.task) or {}),
+        means=mean_metrics(config_tasks.get(log.task) or {}),
+    )
 
 
 __all__ = [
+    "LAYOUT",
+    "aggregated_metrics",
     "derived_tasks",
     "in_dataset_order",
     "log_likelihoods",
+    "logged_task",
     "mean_metrics",
     "read_details",
-    "read_lighteval_logs",
     "run_identity",
 ]

@@ -18,6 +18,7 @@ dataset at a revision. A test checks the packaged copy is this module's output; 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+from scrambled_bench.errors import ScrambledBenchError
+from scrambled_bench.hub import is_repo_id
 from scrambled_bench.integrations.exported import (
     MAX_NEW_TOKENS,
     PREFIX,
@@ -33,6 +37,7 @@ from scrambled_bench.integrations.exported import (
     ExportedTask,
     exported_tasks,
 )
+from scrambled_bench.io import atomic_write_text, user_cache_dir
 
 PACKAGED_TASKS = Path(__file__).resolve().parent / "tasks"
 """The packaged YAML: the folder for lm-eval's ``--include_path``."""
@@ -188,8 +193,6 @@ def task_files(data: DataLocation = DataLocation()) -> dict[str, str]:
 def write_tasks(folder: Path, data: DataLocation = DataLocation()) -> Path:
     """Write the task folder for ``data``; a task YAML this version no longer generates is removed (lm-eval
     would still find it), any other file is left alone."""
-    from scrambled_bench.io import atomic_write_text
-
     files = task_files(data)
     folder.mkdir(parents=True, exist_ok=True)
     for stale in sorted(folder.glob(f"{PREFIX}_*.yaml")):
@@ -211,9 +214,6 @@ def data_location(data: str, revision: str | None = None) -> DataLocation:
     ...
     scrambled_bench.errors.ScrambledBenchError: --data ./no_such_build: no such folder (and not a Hub id owner/name); build it with `scrambled-bench build --out ./no_such_build`
     """
-    from scrambled_bench.errors import ScrambledBenchError
-    from scrambled_bench.hub import is_repo_id
-
     path = Path(data).expanduser()
     if path.is_dir():
         if revision is not None:
@@ -235,11 +235,6 @@ def default_folder(data: DataLocation) -> Path:
     >>> default_folder(DataLocation("org/scrambled_bench", "v1.0.0")).parent.name
     'lm_eval_tasks'
     """
-    import hashlib
-
-    from scrambled_bench import __version__
-    from scrambled_bench.io import user_cache_dir
-
     key = hashlib.sha256(f"{__version__}\0{data.path}\0{data.revision}".encode()).hexdigest()[:12]
     return user_cache_dir("lm_eval_tasks", key)
 

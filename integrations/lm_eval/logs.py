@@ -22,17 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.integrations.base import (
-    LoggedDocument,
-    LoggedTask,
-    MetricValue,
-    RunIdentity,
-    checked_results,
+from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
+from scrambled_bench.integrations.logs import (
+    ResultsLayout,
+    TaskLog,
+    first_text,
+    hashable_target,
+    logged_meta,
 )
+from scrambled_bench.io import read_jsonl
 
 #: lm-eval names its per-task logs samples_<task>_<date>.jsonl (date like 2026-11-23T13-22-33.501500)
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.jsonl$")
 RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.-]+)\.json$")
+LAYOUT = ResultsLayout(
+    "lm-eval", "lm_eval invocation", RESULTS, SAMPLES, "samples_*.jsonl", ("configs", "results"), beside=True
+)
+"""An invocation's ``results_<date>.json`` beside its ``samples_<task>_<date>.jsonl`` files."""
 DERIVED_KEY = "canonical_task"
 """The ``metadata`` key that marks a derived task (``scramble lm-eval:TASK`` writes it)."""
 BENCH_KEY = "scrambled_bench_config"
@@ -157,17 +163,13 @@ def _output(row: Mapping[str, Any], choices: tuple[str, ...] | None) -> str | No
     gave the highest log-likelihood."""
     responses = row.get("resps") or []
     if choices is not None and len(responses) == len(choices):
-        scores = [_log_likelihood(response) for response in responses]
-        if all(score is not None for score in scores):
-            return choices[max(range(len(scores)), key=lambda i: scores[i])]  # type: ignore[arg-type,return-value]
+        scores = _log_likelihoods(responses)
+        if scores is not None:
+            return choices[max(range(len(scores)), key=scores.__getitem__)]
     value: Any = responses
     while isinstance(value, list) and value:
         value = value[0]
     return value if isinstance(value, str) else None
-
-
-def _hashable(target: Any) -> Any:
-    return json.dumps(target, sort_keys=True) if isinstance(target, list | dict) else target
 
 
 def _log_likelihoods(responses: Any) -> tuple[float, ...] | None:
@@ -179,8 +181,13 @@ def _log_likelihoods(responses: Any) -> tuple[float, ...] | None:
     """
     if not isinstance(responses, list) or not responses:
         return None
-    values = [_log_likelihood(response) for response in responses]
-    return None if any(value is None for value in values) else tuple(values)  # type: ignore[arg-type]
+    values = []
+    for response in responses:
+        value = _log_likelihood(response)
+        if value is None:
+            return None
+        values.append(value)
+    return tuple(values)
 
 
 def read_samples(path: Path, *, log_likelihood: bool = False) -> dict[Hashable, LoggedDocument]:
@@ -188,9 +195,6 @@ def read_samples(path: Path, *, log_likelihood: bool = False) -> dict[Hashable, 
     target, the prompt (the rendered user turn of a chat run), the choices of a multiple-choice request,
     the output, the bench's scoring metadata where the document carries it (``doc.meta``) and, for a task
     whose output type is a log-likelihood one (``log_likelihood``), each request's log-likelihood."""
-    from scrambled_bench.integrations.scoring import first_text, logged_meta
-    from scrambled_bench.io import read_jsonl
-
     documents: dict[Hashable, dict[str, Any]] = {}
     for line, row in read_jsonl(path, required=("doc_id", "metrics")):
         where = f"{path}:{line}"
@@ -215,7 +219,7 @@ def read_samples(path: Path, *, log_likelihood: bool = False) -> dict[Hashable, 
         choices = tuple(continuations) if len(requests) > 1 and len(continuations) == len(requests) else None
         doc = row.get("doc") or {}
         entry.update(
-            target=_hashable(row.get("target")),
+            target=hashable_target(row.get("target")),
             prompt=prompt,
             choices=choices,
             output=_output(row, choices),
@@ -253,78 +257,55 @@ def mean_metrics(config: Mapping[str, Any]) -> frozenset[str]:
     )
 
 
-def _results_files(folder: Path) -> dict[tuple[Path, str], tuple[Path, dict[str, Any]]]:
-    """Every results file under ``folder`` by (its folder, its date), parsed."""
-    found = {}
-    for path in folder.rglob("results_*.json"):
-        match = RESULTS.match(path.name)
-        if match is None:
-            continue
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ScrambledBenchError(f"{path}: unreadable lm-eval results file ({exc})") from None
-        found[(path.parent, match["date"])] = (
-            path,
-            checked_results(path, document, "lm-eval", ("configs", "results")),
-        )
-    return found
+def aggregated_metrics(entry: Mapping[str, Any]) -> dict[str, MetricValue]:
+    """A task's entry of the results file's ``results`` as metrics: each ``metric,filter`` value with its
+    ``metric_stderr,filter``.
+
+    >>> aggregated_metrics({"acc,none": 0.5, "acc_stderr,none": 0.1, "alias": "t"})
+    {'acc,none': MetricValue(value=0.5, stderr=0.1)}
+    """
+    metrics = {}
+    for key, value in entry.items():
+        metric, comma, filter_name = key.partition(",")
+        if comma and not metric.endswith("_stderr") and isinstance(value, int | float):
+            stderr = entry.get(f"{metric}_stderr,{filter_name}")
+            metrics[key] = MetricValue(
+                float(value), float(stderr) if isinstance(stderr, int | float) else None
+            )
+    return metrics
 
 
-def read_lm_eval_logs(folder: Path) -> list[LoggedTask]:
-    """Every task run logged under an lm-eval ``--output_path`` folder (any depth), each with the results
-    file of its invocation: its identity, its metadata, its metrics as lm-eval aggregated them."""
-    results = _results_files(folder)
-    tasks = []
-    for path in sorted(folder.rglob("samples_*.jsonl")):
-        match = SAMPLES.match(path.name)
-        if match is None:
-            continue
-        task, date = match["task"], match["date"]
-        found = results.get((path.parent, date))
-        if found is None:
-            raise ScrambledBenchError(
-                f"{path}: no results_{date}.json beside it (lm-eval writes it when the run ends); "
-                "finish or rerun that lm_eval invocation"
-            )
-        results_path, document = found
-        config = (document.get("configs") or {}).get(task) or {}
-        metadata = config.get("metadata") if isinstance(config.get("metadata"), Mapping) else {}
-        derived = bool(metadata.get(DERIVED_KEY)) and bool(metadata.get("scramble_type"))
-        entry = (document.get("results") or {}).get(task) or {}
-        metrics = {}
-        for key, value in entry.items():
-            metric, comma, filter_name = key.partition(",")
-            if comma and not metric.endswith("_stderr") and isinstance(value, int | float):
-                stderr = entry.get(f"{metric}_stderr,{filter_name}")
-                metrics[key] = MetricValue(
-                    float(value), float(stderr) if isinstance(stderr, int | float) else None
-                )
-        means = mean_metrics(config)
-        documents = read_samples(path, log_likelihood=config.get("output_type") in LOG_LIKELIHOOD_TYPES)
-        tasks.append(
-            LoggedTask(
-                name=task,
-                run=run_identity(document, str(results_path)),
-                created=date,
-                documents=documents,
-                location=str(path),
-                canonical=str(metadata[DERIVED_KEY]) if derived else None,
-                scramble_type=str(metadata["scramble_type"]) if derived else None,
-                bench=BENCH_KEY in metadata and any(doc.meta is not None for doc in documents.values()),
-                metrics=metrics,
-                means=frozenset(
-                    key for doc in documents.values() for key in doc.scores if key.partition(",")[0] in means
-                ),
-            )
-        )
-    return tasks
+def logged_task(log: TaskLog) -> LoggedTask:
+    """One samples file as a task run: its documents, the identity of its invocation, its metadata (a derived
+    task's canonical task and type; the bench's own tasks) and its metrics as lm-eval aggregated them."""
+    config = (log.results.get("configs") or {}).get(log.task) or {}
+    found = config.get("metadata")
+    metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    derived = bool(metadata.get(DERIVED_KEY)) and bool(metadata.get("scramble_type"))
+    means = mean_metrics(config)
+    documents = read_samples(log.path, log_likelihood=config.get("output_type") in LOG_LIKELIHOOD_TYPES)
+    return LoggedTask(
+        name=log.task,
+        run=run_identity(log.results, str(log.results_path)),
+        created=log.date,
+        documents=documents,
+        location=str(log.path),
+        canonical=str(metadata[DERIVED_KEY]) if derived else None,
+        scramble_type=str(metadata["scramble_type"]) if derived else None,
+        bench=BENCH_KEY in metadata and any(doc.meta is not None for doc in documents.values()),
+        metrics=aggregated_metrics((log.results.get("results") or {}).get(log.task) or {}),
+        means=frozenset(
+            key for doc in documents.values() for key in doc.scores if key.partition(",")[0] in means
+        ),
+    )
 
 
 __all__ = [
+    "LAYOUT",
+    "aggregated_metrics",
+    "logged_task",
     "mean_metrics",
     "parse_model_args",
-    "read_lm_eval_logs",
     "read_samples",
     "rendered_user_turn",
     "run_identity",

@@ -90,7 +90,7 @@ class LmEvalCanonicalTask(DatasetTask):
     @property
     def splits(self) -> list[str]:
         """Every split the task names, the evaluation split first."""
-        named = [self.eval_split, self.demo_split]
+        named: list[Any] = [self.eval_split, self.demo_split]
         named += [self.config.get(key) for key in ("training_split", "validation_split", "test_split")]
         return list(dict.fromkeys(str(split) for split in named if split))
 

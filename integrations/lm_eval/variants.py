@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench import __version__
 from scrambled_bench.integrations.datasets import variant_name
 
 DERIVED_KEY = "canonical_task"
@@ -55,8 +56,6 @@ def variant_config(
     >>> pushed["dataset_path"], pushed["dataset_kwargs"]
     ('org/arc-scr', {'revision': '9f3c'})
     """
-    from scrambled_bench import __version__
-
     return {
         "include": str(canonical_yaml),
         "task": variant_name(task, scramble_type),
@@ -76,7 +75,8 @@ def variant_config(
 
 
 def _is_built_in(yaml_path: Path) -> bool:
-    import lm_eval.tasks
+    """Whether a task's YAML is one of lm-eval's own (the derived tasks then need not list it)."""
+    import lm_eval.tasks  # deferred: lm-eval is optional (the harness extra)
 
     return Path(lm_eval.tasks.__file__).resolve().parent in yaml_path.resolve().parents
 

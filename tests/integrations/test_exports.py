@@ -230,8 +230,8 @@ def test_score_from_lm_eval_reads_the_newest_log_of_each_task(tmp_path: Path, ca
     assert (
         document["source"] == "lm-eval" and document["configs"]["scrqa/dream/kfl"]["accuracy"]["value"] == 0.5
     )
-    assert main(["score", "--from-lm-eval", str(tmp_path)]) == 0  # the deprecated spelling, with a note
-    assert "note: --from-lm-eval DIR is deprecated; use --from lm-eval DIR" in capsys.readouterr().err
+    assert main(["score", "--from-lm-eval", str(tmp_path)]) == 2  # the spelling deprecated in 1.1.0 is gone
+    assert "error: No such option: --from-lm-eval (Possible options: --from)" in capsys.readouterr().err
 
 
 def test_an_lm_eval_folder_without_logged_samples_is_one_line_naming_log_samples(tmp_path: Path, capsys):
@@ -274,10 +274,7 @@ def test_a_lighteval_folder_without_details_is_one_line_naming_save_details(tmp_
         (["score"], "give prediction FILES (with --task), or --from HARNESS DIR"),
         (["score", "x.jsonl"], "--task recovery|qa is needed"),
         (["score", "--from", "lm-eval", ".", "--task", "qa"], "--task applies to prediction FILES"),
-        (
-            ["score", "--from-lm-eval", ".", "--from-lighteval", "."],
-            "one harness folder (--from HARNESS DIR) per call",
-        ),
+        (["score", "--from-inspect", "."], "No such option: --from-inspect"),
         (["score", "--from", "lm_eval", "."], "no harness called 'lm_eval' (closest: lm-eval)"),
     ],
 )

@@ -1,8 +1,10 @@
 """A fifth harness, defined in this file alone and registered through the public interface, gets
-``scramble``, ``score --from`` and ``report --from`` (markdown, CSV, HTML) with no edit anywhere else.
+``scramble`` (with a task-definition option of its own on the command line), ``score --from`` and ``report
+--from`` (markdown, CSV, HTML) with no edit anywhere else.
 
-The "harness" is JSON Lines: a task is a file of prompts (``id``, ``prompt``, ``choices``, ``target``), its
-variants are the same file with the chosen fields scrambled, and its logs are one file per run: a header
+The "harness" is JSON Lines: a task is a file of prompts (``id``, ``prompt``, ``choices``, ``target``), named
+by its path or, with the harness's own ``--prompts-dir DIR``, by its name in that folder; its variants are
+the same file with the chosen fields scrambled, and its logs are one file per run: a header
 line (the task, its canonical task and type where it is a variant, the model, the endpoint, the generation
 settings, when it ran) and one line per document (prompt, choices, output, score). Its runner here answers
 with a fixed rule (the first choice whose text appears in the prompt, else the first), deterministic and
@@ -33,6 +35,7 @@ from scrambled_bench.integrations import (
     LogLayout,
     RunIdentity,
     ScrambleRequest,
+    TaskOption,
     WrittenVariants,
     register,
     unregister,
@@ -53,9 +56,13 @@ class JsonLinesHarness(Harness):
     spec = "FILE.jsonl"
     layout = LogLayout("the JSON Lines runner", "--logs", "", "run logs (*.log.jsonl)")
     columns_are = "fields (prompt, choices)"
+    task_options = (
+        TaskOption("--prompts-dir", "a folder of prompt files, jsonl:NAME naming its NAME.jsonl", "<dir>"),
+    )
 
     def resolve(self, spec: str, task_sources: Mapping[str, str]) -> Sequence[CanonicalTask]:
-        path = Path(spec)
+        folder = task_sources.get("--prompts-dir")
+        path = Path(folder) / f"{spec}.jsonl" if folder is not None else Path(spec)
         if not path.is_file():
             raise ScrambledBenchError(f"jsonl:{spec}: no such file of prompts")
         return [PromptsTask(path.stem, path.resolve())]
@@ -94,10 +101,9 @@ class JsonLinesHarness(Harness):
             request.out, self.name, [task.name], f"run each file of {folder} into one log folder"
         )
 
-    def read_logs(self, folder: Path) -> list[LoggedTask]:
-        self.check_folder(folder)
+    def read_folder(self, folder: Path) -> list[LoggedTask]:
         tasks = []
-        for path in sorted(Path(folder).rglob("*.log.jsonl")):
+        for path in sorted(folder.rglob("*.log.jsonl")):
             header, *lines = [json.loads(line) for line in path.read_text().splitlines()]
             documents = {
                 line["id"]: LoggedDocument(
@@ -121,8 +127,6 @@ class JsonLinesHarness(Harness):
                     scramble_type=header.get("scramble_type"),
                 )
             )
-        if not tasks:
-            raise self.no_logs(folder)
         return tasks
 
 
@@ -337,3 +341,43 @@ def test_report_from_a_harness_plots_the_variants_charts_as_png_and_svg(
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     text = svg.read_text()
     assert "score per scramble type" in text and "kfl" in text and "sub" in text  # title and x labels
+
+
+def test_the_harness_s_own_task_option_is_on_the_command_line(tmp_path: Path, capsys):
+    """The harness declares ``--prompts-dir``; ``scramble`` takes it (and lists it in ``--help``) while the
+    harness is registered, and not after."""
+    prompts = _prompts(tmp_path).parent
+    with_harness = register(JsonLinesHarness())
+    try:
+        assert main(["scramble", "--help"]) == 0
+        shown = " ".join(capsys.readouterr().out.split())
+        assert (
+            "--prompts-dir <dir> jsonl: a folder of prompt files, jsonl:NAME naming its NAME.jsonl." in shown
+        )
+        out = tmp_path / "scrambled"
+        arguments = ["--columns", "prompt", "--types", "kfl", "--out", str(out)]
+        assert main(["scramble", "jsonl:planets", "--prompts-dir", str(prompts), *arguments]) == 0
+        assert f"scrambled jsonl:planets (planets) into {out}" in capsys.readouterr().out
+        assert sorted(path.name for path in (out / "jsonl").iterdir()) == [
+            "planets.jsonl",
+            "planets_kfl.jsonl",
+        ]
+    finally:
+        unregister(with_harness.name)
+    assert main(["scramble", "--help"]) == 0
+    assert "--prompts-dir" not in capsys.readouterr().out
+
+
+def test_the_harness_s_own_option_elsewhere_is_one_line(jsonl_harness, tmp_path: Path, capsys):
+    """Given with another harness's task, or with a dataset, the option is refused in one line, as the built-in
+    harnesses' own options are."""
+    out = ["--columns", "question", "--types", "kfl", "--out", str(tmp_path / "o")]
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"question": "Which planet is red?"}\n')
+    for source, message in (
+        ("lm-eval:arc_easy", "error: --prompts-dir does not apply to lm-eval tasks; it takes --include-path"),
+        (str(data), "error: --prompts-dir applies to a harness task (HARNESS:TASK), not to a dataset"),
+    ):
+        assert main(["scramble", source, "--prompts-dir", str(tmp_path), *out]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(message), err

@@ -42,10 +42,7 @@ def test_an_unchanged_prompt_has_no_mark(text: str) -> None:
         (["--from", "lm-eval", "MISSING"], "no such folder (give lm_eval's --output_path)"),
         (["--from", "inspect", "MISSING"], "no such folder (give inspect eval's --log-dir)"),
         (["--from", "lm_eval", "EMPTY"], "no harness called 'lm_eval' (closest: lm-eval)"),
-        (
-            ["--from-lighteval", "EMPTY", "--from-lm-eval", "EMPTY"],
-            "give one harness folder (--from HARNESS DIR) per call",
-        ),
+        (["--from-lighteval", "EMPTY"], "No such option: --from-lighteval"),  # deprecated in 1.1.0, gone
         (["runs/a", "--from", "lm-eval", "EMPTY"], "give run folders or --from lm-eval DIR, not both"),
         (
             ["--from", "lm-eval", "EMPTY", "--compare"],
