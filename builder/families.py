@@ -247,6 +247,23 @@ def types_in(group: str, *, tables: bool = False) -> tuple[str, ...]:
     )
 
 
+UNSCRAMBLED = next(family.name for family in FAMILIES.values() if family.identity)
+"""The type of the unscrambled text (``original``): the one every scrambled type is paired with."""
+
+
+def is_unscrambled(name: str) -> bool:
+    """Whether a type leaves the text as it is (its family is the identity), asked of the record rather than
+    compared with a name; an unknown name is not.
+
+    >>> is_unscrambled("original"), is_unscrambled("rs20"), is_unscrambled("no-such-type")
+    (True, False, False)
+    """
+    try:
+        return FAMILIES[parse_type(name).family].identity
+    except ScrambledBenchError:
+        return False
+
+
 def known_type_names() -> str:
     """The type names for help texts and error messages, derived from :data:`FAMILIES`.
 

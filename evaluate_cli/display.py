@@ -485,8 +485,8 @@ def _percent_value(value: Any) -> str:
 def _variant_cells(metric: Mapping[str, Any], notes: Footnotes) -> list[str]:
     """A variant's metric against the canonical task: its value, the paired difference and its interval,
     McNemar's p, RPG and the paired count (marked where the comparison is underpowered)."""
-    # deferred: metrics.statistics imports numpy and the metric modules' `evaluate` (datasets), which the
-    # other commands that print here (run, build) do not load
+    # deferred: metrics.statistics imports numpy, which the other commands that print here (run, build) do
+    # not load
     from scrambled_bench.metrics.statistics import underpowered_note
 
     ci = metric.get("ci")

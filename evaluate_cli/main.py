@@ -13,7 +13,7 @@
 - ``reference.py``: the documentation site's generated pages (no command)
 
 Commands are thin: they parse options (``options.py`` holds the shared ones) and call the library
-(``scrambled_bench.builder``, ``.metrics``, ``.harness``); ``display.py`` holds what they print. Every
+(``scrambled_bench.builder``, ``.metrics``, ``.evaluation``, ``.integrations``, ``.report``); ``display.py`` holds what they print. Every
 problem a user can fix is a :class:`~scrambled_bench.errors.ScrambledBenchError`, which :func:`main`
 turns into one ``error:`` line and a non-zero exit.
 """

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrambled_bench.builder.scrambler import is_unscrambled
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.aggregate import metric
 from scrambled_bench.evaluation.backends import create_backend, create_config
@@ -225,7 +226,7 @@ async def dry_run_summary(
     originals = {
         (config.task, config.dataset, config.exemplar_rate): config.name
         for config in plan.configs
-        if config.scramble_type == "original"
+        if is_unscrambled(config.scramble_type)
     }
     summary = []
     try:

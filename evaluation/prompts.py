@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scrambled_bench.builder.scrambler import scramble
+from scrambled_bench.builder.scrambler import is_unscrambled, scramble
 from scrambled_bench.choices import LETTERS
 
 #: ScrRec zero-shot instruction (Appendix C.1), followed by a newline and the target.
@@ -207,7 +207,7 @@ def scrambled_aqua_exemplar_questions(exemplar_rate: int, seed: int) -> list[str
     if exemplar_rate not in EXEMPLAR_RATES:
         raise ValueError(f"exemplar rate must be one of {sorted(EXEMPLAR_RATES)}, got {exemplar_rate}")
     scramble_type = EXEMPLAR_RATES[exemplar_rate]
-    if scramble_type == "original":
+    if is_unscrambled(scramble_type):
         return [exemplar["question"] for exemplar in AQUA_EXEMPLARS]
     return [
         # at the place of a built row's scrambled text (an AQuA row's `original` is its question)

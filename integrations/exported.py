@@ -30,6 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from scrambled_bench.builder.manifest import DEFAULT_BUILD_DIR
+from scrambled_bench.builder.scrambler import UNSCRAMBLED
 from scrambled_bench.evaluation.suites import get_suite
 from scrambled_bench.evaluation.tasks import Metric, Task, TaskConfig, get_task
 from scrambled_bench.metrics import loaded
@@ -92,7 +93,7 @@ class ExportedTask:
         """The same task at the scramble types its scores are paired with: ``original`` (a harness's
         ``canonical_task``) and, for RPG, ``sub``; a type the task does not run at is left out."""
         found = {}
-        for scramble_type in ("original", *self.task.anchors):
+        for scramble_type in (UNSCRAMBLED, *self.task.anchors):
             if scramble_type in self.task.excluded_types:
                 continue  # ScrRec has no unscrambled config: recovering a clean text measures nothing
             found[scramble_type] = ExportedTask(self.task.anchor(self.config, scramble_type))

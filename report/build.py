@@ -215,8 +215,7 @@ def _deliver(
 
 def _compare_settings(options: ReportOptions) -> Any:
     """The comparison's settings: those given, the defaults for the others."""
-    # deferred: metrics.statistics loads numpy and the metric modules' `evaluate`; only --compare and
-    # --from HARNESS DIR need it
+    # deferred: metrics.statistics loads numpy, which only --compare and --from HARNESS DIR need
     from scrambled_bench.metrics.statistics import CompareSettings
 
     return CompareSettings(
@@ -244,8 +243,8 @@ def _report_harness_folder(
     """``--from HARNESS DIR``: the variants' paired tables and, in HTML, their chart and logged instances,
     canonical beside scrambled, under a title naming the model and the harness; with ``--plot`` the charts as
     PNG and SVG files too."""
-    # deferred: the variants' pairing loads metrics.statistics (numpy and the metric modules' `evaluate`),
-    # which a report of run folders does without
+    # deferred: the variants' pairing and report load numpy and the harness registry (about 0.5 s), which a
+    # report of run folders does without
     from scrambled_bench.integrations.pairing import unknown_endpoint_note
     from scrambled_bench.report.variants import variants_report
 
@@ -352,7 +351,7 @@ def _publish(loaded: list[Run], options: ReportOptions, notify: Callable[[str], 
 
 def _comparison(runs: list[Run], options: ReportOptions) -> list:
     """``--compare``: each run paired with the first, as tables."""
-    # deferred: the paired statistics load numpy and the metric modules' `evaluate`, for --compare only
+    # deferred: the paired statistics load numpy, for --compare only
     from scrambled_bench.report.compare import compare_runs, comparison_tables
 
     settings = _compare_settings(options)

@@ -2,7 +2,7 @@
 intervals' level and the method each interval recorded beside itself.
 
 Every interval of the package comes from the metric modules' shared helpers
-(``metrics/*/scrambled_bench_shared.py``): Wilson's score interval for accuracy (a proportion), the BCa
+(:mod:`scrambled_bench.metrics.shared`): Wilson's score interval for accuracy (a proportion), the BCa
 bootstrap for ED, RR and RPG (a mean and two ratios), and the percentile bootstrap where BCa is undefined.
 results.json stores each interval with its ``ci_method`` and ``ci_level``, and the whole file's bootstrap
 settings under ``intervals``; a report says which it shows, and marks a percentile fallback.

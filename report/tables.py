@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scrambled_bench.builder.scrambler import type_order
+from scrambled_bench.builder.scrambler import is_unscrambled, type_order
 from scrambled_bench.evaluation.tasks import TASKS, Metric, Task
 from scrambled_bench.evaluation.tasks.base import ACCURACY, RPG
 from scrambled_bench.metrics.chance import chance_note
@@ -229,7 +229,9 @@ def _token_cell(entry: Mapping[str, Any] | None) -> str:
         return ""
     text = f"{entry['prompt_tokens']['mean']:.1f}"
     ratio = entry["prompt_tokens"].get("vs_original")
-    return text + (f" ({ratio:.2f}x)" if ratio is not None and entry["scramble_type"] != "original" else "")
+    return text + (
+        f" ({ratio:.2f}x)" if ratio is not None and not is_unscrambled(entry["scramble_type"]) else ""
+    )
 
 
 def _category_tables(
