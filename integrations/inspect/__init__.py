@@ -26,7 +26,7 @@ from scrambled_bench.integrations.base import (
     WrittenVariants,
 )
 from scrambled_bench.integrations.inspect.logs import read_inspect_logs
-from scrambled_bench.integrations.inspect.variants import InspectCanonicalTask, write_task_file
+from scrambled_bench.integrations.inspect.variants import InspectCanonicalTask, short_name, write_task_file
 from scrambled_bench.integrations.labels import readable_metric
 
 
@@ -74,8 +74,6 @@ class InspectHarness(Harness):
         >>> InspectHarness().variant_names("inspect_evals/arc_easy", ["kfl"])
         ['arc_easy_kfl']
         """
-        from scrambled_bench.integrations.inspect.variants import short_name
-
         return [f"{short_name(task)}_{scramble_type}" for scramble_type in types]
 
     def metric_label(self, key: str) -> str:
