@@ -12,12 +12,10 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(
-    name="list",
-    help="List the scramble types, suites, tasks and harnesses, or the variants a `scramble` output holds.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
+from scrambled_bench.evaluate_cli.options import command_group
+
+app = command_group(
+    "list", "List the scramble types, suites, tasks and harnesses, or the variants a `scramble` output holds."
 )
 
 

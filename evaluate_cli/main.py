@@ -42,20 +42,16 @@ from scrambled_bench.evaluate_cli import (
     score,
     scramble,
 )
+from scrambled_bench.evaluate_cli.options import command_group
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
 except ImportError:  # pragma: no cover - older typer on top of click
     from click.exceptions import NoArgsIsHelpError
 
-app = typer.Typer(
-    name="scrambled-bench",
-    help="The Scrambled Bench (Cao et al., EMNLP 2023): build the datasets, score predictions, evaluate models.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # click's plain help: compact, greppable, and flags without a value placeholder
-    rich_markup_mode=None,
+app = command_group(
+    "scrambled-bench",
+    "The Scrambled Bench (Cao et al., EMNLP 2023): build the datasets, score predictions, evaluate models.",
 )
 
 # one line per command: the commands are module-level functions in their group's file

@@ -51,6 +51,24 @@ def option(flag: str, help: str, **settings: Any) -> Any:
     return typer.Option(flag, *([short] if short else []), help=help, **settings)
 
 
+def command_group(name: str, help: str) -> typer.Typer:
+    """A Typer app of commands, as every group of this command line is made: help when given no command, no
+    shell-completion commands, click's plain help (compact, greppable, flags without a value placeholder),
+    and no rich traceback (``main`` turns every error a user can fix into one line).
+
+    >>> command_group("list", "List things.").info.name
+    'list'
+    """
+    return typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
 def with_build_tag(command: Callable[..., Any]) -> Callable[..., Any]:
     """``command`` with ``{build_tag}`` in its docstring (its ``--help``) replaced by the Hub tag of this
     version's build (``v`` and :data:`~scrambled_bench.builder.build.DATASET_VERSION`), so the help never
