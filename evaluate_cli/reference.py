@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 TYPES_PAGE = "reference/scramble-types.md"
@@ -418,33 +417,9 @@ def docstring_markdown(text: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-README_PAGE = "readme.md"
-
-
-def readme_page(readme: Path) -> str:
-    """The repository's README as a page of the site (the pages link to its sections until their own prose
-    is written): its links into ``docs/`` made relative to the site, under a note saying where it comes from.
-
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "README.md"
-    >>> _ = path.write_text("# x\\n\\n![a figure](docs/figures/f.png) [a section](#x)\\n")
-    >>> readme_page(path).splitlines()[-1]
-    '![a figure](figures/f.png) [a section](#x)'
-    """
-    text = readme.read_text(encoding="utf-8")
-    text = re.sub(r"\]\(docs/", "](", text)
-    title, _, rest = text.partition("\n")
-    note = (
-        "!!! note\n    This page is the repository's README, included whole while the pages of this site "
-        "are being written; each page links to the section it will replace."
-    )
-    return f"{title}\n\n{note}\n{rest}"
-
-
-def generated_pages(readme: Path | None = None) -> dict[str, str]:
+def generated_pages() -> dict[str, str]:
     """Every generated page of the site, by its path under ``docs/``: the type reference, the command-line
-    reference, the API reference (its index and one page per :data:`API_PAGES` entry) and, given its path,
-    the README (:func:`readme_page`).
+    reference and the API reference (its index and one page per :data:`API_PAGES` entry).
 
     >>> sorted(generated_pages())[:3]
     ['reference/api/builder.md', 'reference/api/evaluation.md', 'reference/api/harnesses.md']
@@ -457,15 +432,12 @@ def generated_pages(readme: Path | None = None) -> dict[str, str]:
         f"{API_FOLDER}/index.md": api_index_markdown(),
     }
     pages.update({page.path: api_page_markdown(page) for page in API_PAGES})
-    if readme is not None:
-        pages[README_PAGE] = readme_page(readme)
     return pages
 
 
 __all__ = [
     "API_PAGES",
     "CLI_PAGE",
-    "README_PAGE",
     "TYPES_PAGE",
     "ApiPage",
     "CommandDoc",
@@ -474,5 +446,4 @@ __all__ = [
     "command_docs",
     "docstring_markdown",
     "generated_pages",
-    "readme_page",
 ]

@@ -1,7 +1,7 @@
 """Named grids of task configs: ``paper`` (the paper's Tables 1 and 3-6 for one model), ``letters`` (adds
 Appendix A.2's letter-position types), ``quick`` (the README's first command), and user selections.
 
-The help of ``run --suite`` and the README's list of suites are both made from :data:`SUITES`.
+The help of ``run --suite`` and the suites listed in docs/evaluate.md are both made from :data:`SUITES`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ SUITES: dict[str, Suite] = {
 
 
 def suites_help() -> str:
-    """One line per suite, for ``run --help`` and the README.
+    """One line per suite, for ``run --help`` and docs/evaluate.md.
 
     >>> suites_help().splitlines()[0].startswith("quick: a taste in minutes")
     True

@@ -1,7 +1,7 @@
 """The documentation site's build hooks (mkdocs.yml: ``hooks:`` and mkdocstrings' griffe ``extensions:``).
 
 - ``on_files`` (an mkdocs hook) adds the pages generated from the code when the site is built: the scramble
-  types, the command-line reference, the API reference and the README
+  types, the command-line reference and the API reference
   (``scrambled_bench.evaluate_cli.reference.generated_pages``). A file of that name under ``docs/`` is an
   error, so a stale copy can never hide the generated page.
 - ``SiteDocstrings`` (a griffe extension) shows every docstring as the site should: its ``>>>`` examples as
@@ -12,7 +12,6 @@ All the logic lives in the package (``evaluate_cli/reference.py``, tested there)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import griffe
@@ -24,7 +23,7 @@ from scrambled_bench.evaluate_cli.reference import docstring_markdown, generated
 
 def on_files(files: Files, config: Any) -> Files:
     """Add every generated page to the site's files; refuse a file under ``docs/`` that one would replace."""
-    pages = generated_pages(Path(config.config_file_path).parent / "README.md")
+    pages = generated_pages()
     stale = [path for path in pages if files.get_file_from_path(path) is not None]
     if stale:
         raise PluginError(

@@ -19,7 +19,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "constraints" / "test.txt"
-#: the extras the test environment installs (README's "Run the whole test suite", .ci/run)
+#: the extras the test environment installs (README's "Run the tests", .ci/run)
 TESTED_EXTRAS = ("test", "local", "probe", "datatrove", "train", "harness")
 #: every extra the lock pins: the tested ones and the documentation site's (``docs``: mkdocs build --strict)
 LOCKED_EXTRAS = (*TESTED_EXTRAS, "docs")

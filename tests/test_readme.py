@@ -1,30 +1,85 @@
-"""The README keeps its library example and lists the suites as ``run --help`` does. Its examples themselves
-(the ``>>>`` sessions as doctests, and every other block) run in tests/docs/test_code_blocks.py."""
+"""The README is the repository's front door: at most 150 lines, its two set-up commands the very commands
+``.ci/run`` runs (the quick start, and the test environment with the whole suite), and links to the
+documentation's pages that resolve in a clone. Its examples themselves run in tests/docs/test_code_blocks.py;
+what the README used to assert about the library example and the suites is checked on the page that now
+holds them (tests/docs/test_pages.py)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CI = ROOT / ".ci" / "run"
+MAX_LINES = 150
 
 
-def python_sessions(text: str) -> list[str]:
-    """The ```python blocks of a markdown text that are interactive sessions (they hold ``>>>``)."""
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
-    return [block for block in blocks if ">>>" in block]
+def shell_blocks(text: str) -> list[str]:
+    """The ```bash blocks of a markdown text, each as one line (continuations joined).
+
+    >>> shell_blocks("x\\n```bash\\na \\\\\\n  b\\n```\\n```toml\\nc\\n```\\n")
+    ['a b']
+    """
+    blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", text, flags=re.DOTALL)
+    return [" ".join(re.sub(r"\\\n\s*", " ", block).split()) for block in blocks]
 
 
-def test_the_readme_has_a_library_example() -> None:
-    sessions = python_sessions(README.read_text(encoding="utf-8"))
-    assert any("evaluate_model" in session for session in sessions)
+def ci_commands() -> tuple[str, list[str]]:
+    """What ``.ci/run`` runs from the README: the quick start (one line, its output teed for a later test)
+    and the test environment's commands up to the test command, in order.
+
+    >>> quick, tests = ci_commands()
+    >>> quick.endswith("scrambled-bench run"), tests[-1].startswith(".venv/bin/pytest")
+    (True, True)
+    """
+    lines = [line.strip() for line in CI.read_text(encoding="utf-8").splitlines()]
+    lines = [line for line in lines if line and not line.startswith("#")]
+    [quick] = [line.split(" | tee", 1)[0] for line in lines if "scrambled-bench run" in line]
+    after = lines[next(i for i, line in enumerate(lines) if "scrambled-bench run" in line) + 1 :]
+    tests = [
+        line
+        for line in after
+        if line == "python3 -m venv .venv" or line.startswith((".venv/bin/pip install", ".venv/bin/pytest"))
+    ]
+    return quick, tests
 
 
-def test_the_readme_lists_the_suites_as_run_help_does() -> None:
-    """Help and README are made from the same definition (``SUITES``): each suite line appears in both."""
-    from scrambled_bench.evaluation.suites import suites_help
+def test_the_readme_is_at_most_150_lines() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_LINES, (
+        f"README.md has {len(lines)} lines; the front door holds at most {MAX_LINES}"
+    )
 
-    text = " ".join(README.read_text(encoding="utf-8").split())
-    for line in suites_help().splitlines():
-        name, description = line.split(": ", 1)
-        assert f"- {name}: {description}" in text, line
+
+def test_the_readme_holds_the_two_set_up_commands_ci_runs() -> None:
+    """The quick start and the test command of the README are what .ci/run runs, command for command."""
+    quick, tests = ci_commands()
+    assert len(tests) == 4 and tests[0] == "python3 -m venv .venv", tests
+    blocks = shell_blocks(README.read_text(encoding="utf-8"))
+    assert quick in blocks, f"the README's quick start is not .ci/run's: {quick}"
+    assert " && ".join(tests) in blocks, f"the README's test command is not .ci/run's: {' && '.join(tests)}"
+    first = next(block for block in blocks if "scrambled-bench run" in block)
+    assert first == quick, "the README's first command is the quick start"
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((docs/[^)#\s]+)(?:#[^)]*)?\)", text)
+    pages = {path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")}
+    assert {"docs/index.md", "docs/evaluate.md", "docs/harnesses/index.md", "docs/contributing.md"} <= set(
+        targets
+    )
+    missing = sorted(set(targets) - pages)
+    assert not missing, f"the README links to pages that do not exist: {missing}"
+    assert "mkdocs serve" in text, "the README says how to build the site locally"
+
+
+def test_the_readme_says_where_its_commands_run() -> None:
+    """After the first command, the README's commands say which environment they run in."""
+    text = README.read_text(encoding="utf-8")
+    after = text.split("## What it does", 1)[1]
+    assert "quick start's environment" in after.split("```", 1)[0]
+    assert re.search(
+        r"in the test environment[^\n]*:\n\n<!--[^\n]*-->\n```bash\n\.venv/bin/mkdocs serve", text
+    )

@@ -6,7 +6,7 @@
 ``run`` evaluates, with the paper's prompt as one user message, the task's stop sequences and ``run``'s
 256-token cap; a sample is scored by the task with the careful reader, and a config's accuracy, RR and ED
 come from the packaged metric modules (:mod:`.task_export`). RPG pairs three configs, which lighteval
-cannot: feed the details to ``scrambled-bench score`` (see the README).
+cannot: feed the details to ``scrambled-bench score --from lighteval`` (docs/harnesses/lighteval.md).
 
 The data is the build in ``./scrambled_bench`` unless ``SCRAMBLED_BENCH_DATA`` names another build folder or
 a Hub dataset id (with ``SCRAMBLED_BENCH_DATA_REVISION``); ``SCRAMBLED_BENCH_MAX_NEW_TOKENS`` lowers the

@@ -37,7 +37,7 @@ pytest.importorskip(
 
 from scrambled_bench.builder.type_reference import type_entries
 from scrambled_bench.evaluate_cli.main import main
-from scrambled_bench.evaluate_cli.reference import API_PAGES, CLI_PAGE, README_PAGE, TYPES_PAGE
+from scrambled_bench.evaluate_cli.reference import API_PAGES, CLI_PAGE, TYPES_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = Path(sys.executable).with_name("mkdocs")
@@ -96,7 +96,8 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_page_of_the_nav_is_built(built_site: Path) -> None:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     pages = _nav_pages(config["nav"])
-    assert {"index.md", TYPES_PAGE, CLI_PAGE, README_PAGE} <= set(pages)
+    assert {"index.md", TYPES_PAGE, CLI_PAGE} <= set(pages)
+    assert "readme.md" not in pages, "the README is the repository's front door, not a page of the site"
     assert {page.path for page in API_PAGES} <= set(pages), "a page of API_PAGES is missing from the nav"
     for page in pages:
         assert (built_site / _site_path(page)).is_file(), f"{page} is in the nav but was not built"

@@ -24,7 +24,7 @@ CONFIGS = ["scrqa/dream/kf", "scrrec-zero-shot/realtimeqa/rs50"]
 
 #: (settings, the model the backend resolved, the run folder's name): computed with the code before the
 #: backends' configs declared their options, when base_url, provider, api_key and n_ctx were RunSettings fields.
-#: A base URL names the folder in the form the backend sends to (issue 43): the forms the README gives
+#: A base URL names the folder in the form the backend sends to (issue 43): the forms docs/evaluate.md gives
 #: (openai's ``.../v1``, TGI's server root) keep their folders, and another form of one server's URL now
 #: names the same folder (the openai and tgi rows below were Model-7B-51bd280720 and model-71d62ca669, the
 #: folders of ``http://127.0.0.1:8080`` and ``http://h:80/v1`` as typed; their answers are taken from there)

@@ -56,7 +56,7 @@ def smollm2_checkpoint(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture(scope="session")
 def letter_quiz_hf_logs(letter_quiz, smollm2_checkpoint: Path) -> Path:
-    """The README's local multiple-choice path: ``lm_eval --model hf`` on the de-quantised SmolLM2, the
+    """The documented local multiple-choice path (docs/harnesses/servers.md): ``lm_eval --model hf`` on the de-quantised SmolLM2, the
     canonical task and its variants in one invocation (``letter_quiz_scrambled``); the log folder."""
     from letter_quiz import TASK, run_lm_eval
 

@@ -1,4 +1,4 @@
-"""``scramble lighteval:SPEC`` without a model: resolving through lighteval's registry (a README built-in and
+"""``scramble lighteval:SPEC`` without a model: resolving through lighteval's registry (a documented built-in and
 the test's own custom task), the output's layout, the derived ``TASKS_TABLE``, and the bad inputs (one line,
 exit 2, nothing written)."""
 

@@ -1,6 +1,6 @@
 """``scramble lm-eval:TASK`` end to end: a canonical lm-eval task of the test's own (built-in tasks fetch
 their data from the Hub), its kfl, rs50 and sub variants run by ``lm_eval --include_path`` against the real
-llama.cpp server behind the recording proxy, as the README recommends (``local-chat-completions`` with
+llama.cpp server behind the recording proxy, as docs/harnesses/lm-eval.md recommends (``local-chat-completions`` with
 ``--apply_chat_template``), the canonical task and the variants by two separate invocations into one
 folder; then ``score --from lm-eval`` and ``report --from lm-eval`` (rendered in headless Chromium).
 

@@ -3,13 +3,13 @@ tell it (issue 43).
 
 Inspect's log records the model's base URL only when it was given as ``--model-base-url``
 (``eval.model_base_url``); given through the provider's environment variable (``LLAMA_BASE_URL``, the
-README's recipe), the log holds none. The task file of ``scramble inspect:`` (and the bench's tasks, and
+docs/harnesses/inspect.md's recipe), the log holds none. The task file of ``scramble inspect:`` (and the bench's tasks, and
 ``scrambled_bench/scrambled``) record the base URL the model's API resolved in the task's metadata when the
 eval creates them, so ``score --from inspect`` tells two endpoints apart; a log with no endpoint at all (a
 plain task, an older file) is refused unless ``--allow-unknown-endpoint``.
 
 Without a server: mockllm, with and without ``--model-base-url``. Against the real llama.cpp server: the
-README's recipe (``LLAMA_BASE_URL``), the same server reached as ``127.0.0.1`` and as ``localhost``, and the
+docs/harnesses/inspect.md's recipe (``LLAMA_BASE_URL``), the same server reached as ``127.0.0.1`` and as ``localhost``, and the
 command ``scramble`` prints, run as printed, for an absolute and a relative ``--out``.
 """
 

