@@ -105,6 +105,36 @@ def test_the_local_multiple_choice_path_is_scored_reported_and_paired(
         )
 
 
+def test_report_from_lm_eval_plots_the_variants_as_png_and_svg(
+    letter_quiz_hf_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --from lm-eval DIR --plot FIGDIR`` on the real lm_eval run: the variants' chart as PNG and SVG
+    files (issue 46), the tables still on stdout."""
+    from xml.etree import ElementTree
+
+    figures = tmp_path / "figures"
+    capsys.readouterr()
+    args = [
+        "report",
+        "--from",
+        "lm-eval",
+        str(letter_quiz_hf_logs),
+        "--n-resamples",
+        "200",
+        "--plot",
+        str(figures),
+    ]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"{TASK}: scrambled variants" in captured.out
+    png, svg = figures / f"variants-{TASK}.png", figures / f"variants-{TASK}.svg"
+    assert sorted(figures.iterdir()) == [png, svg]
+    assert f"wrote {png}" in captured.err and f"wrote {svg}" in captured.err
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and png.stat().st_size > 10_000
+    assert ElementTree.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+    assert all(scramble_type in svg.read_text() for scramble_type in TYPES)  # the x labels
+
+
 def test_dequantise_refuses_a_missing_file_or_one_that_is_no_gguf_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
