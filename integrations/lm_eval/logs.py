@@ -23,13 +23,7 @@ from typing import Any
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.base import LoggedDocument, LoggedTask, MetricValue, RunIdentity
-from scrambled_bench.integrations.logs import (
-    ResultsLayout,
-    TaskLog,
-    first_text,
-    hashable_target,
-    logged_meta,
-)
+from scrambled_bench.integrations.logs import ResultsLayout, TaskLog, first_text, hashable_target, logged_meta
 from scrambled_bench.io import read_jsonl
 
 #: lm-eval names its per-task logs samples_<task>_<date>.jsonl (date like 2026-11-23T13-22-33.501500)
