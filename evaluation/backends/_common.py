@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.backends.base import BackendError, ContextTooLongError
+from scrambled_bench.redaction import redact
 
 _CONTEXT_PHRASES = (
     "context length",
@@ -15,6 +19,26 @@ _CONTEXT_PHRASES = (
     "exceed context",
     "prompt is too long",
 )
+
+
+def server_facts(kind: str, base_url: str, model: str, **facts: Any) -> dict[str, Any]:
+    """What a server backend's health check records: the backend, the base URL and the model first (the
+    identity that keeps two servers' runs apart, the same keys for every server backend), then what the
+    server itself said.
+
+    >>> server_facts("tgi", "http://127.0.0.1:8080", "smollm2", model_sha=None)
+    {'backend': 'tgi', 'base_url': 'http://127.0.0.1:8080', 'model': 'smollm2', 'model_sha': None}
+    """
+    return {"backend": kind, "base_url": base_url, "model": model, **facts}
+
+
+def not_served(model: str, base_url: str, served: str) -> ScrambledBenchError:
+    """The one line for a server that serves another model than the one asked for.
+
+    >>> str(not_served("a", "http://127.0.0.1:8080/v1", "b"))
+    "model 'a' is not served at http://127.0.0.1:8080/v1; served: b"
+    """
+    return ScrambledBenchError(f"model {model!r} is not served at {redact(base_url)}; served: {served}")
 
 
 def one_line(text: str, limit: int = 300) -> str:

@@ -18,8 +18,10 @@ from urllib.parse import urlparse
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.backends._common import (
     error_for_status,
+    not_served,
     one_line,
     parse_retry_after,
+    server_facts,
 )
 from scrambled_bench.evaluation.backends.base import (
     Backend,
@@ -120,16 +122,14 @@ class OpenAICompatibleBackend(Backend):
                 f"{redact(self.base_url)}/models gave an unreadable answer ({self._redact(one_line(exc))})"
             ) from None
         if served and self.model not in served:
-            raise ScrambledBenchError(
-                f"model {self.model!r} is not served at {redact(self.base_url)}; served: {_listing(served)}"
-            )
-        return {
-            "backend": self.kind,
-            "base_url": self.base_url,
-            "model": self.model,
-            "model_root": root if isinstance(root, str) else None,
-            "served_models": served,
-        }
+            raise not_served(self.model, self.base_url, _listing(served))
+        return server_facts(
+            self.kind,
+            self.base_url,
+            self.model,
+            model_root=root if isinstance(root, str) else None,
+            served_models=served,
+        )
 
     async def generate(self, request: GenerationRequest) -> Generation:
         import aiohttp

@@ -16,8 +16,10 @@ from urllib.parse import urlsplit
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.evaluation.backends._common import (
     error_for_status,
+    not_served,
     one_line,
     parse_retry_after,
+    server_facts,
 )
 from scrambled_bench.evaluation.backends.base import (
     Backend,
@@ -301,19 +303,14 @@ class TGIBackend(InferenceClientBackend):
                 )
             self.model = served
         elif served and served != self.model:
-            raise ScrambledBenchError(
-                f"model {self.model!r} is not served at {redact(self.base_url)}; served: {served}"
-            )
-        return {
-            "backend": self.kind,
-            "base_url": self.base_url,
-            "model": self.model,
-            "model_id": served,
-            "model_sha": info.get("model_sha"),
-            "version": info.get("version"),
-            "sha": info.get("sha"),
-            "max_total_tokens": info.get("max_total_tokens"),
-        }
+            raise not_served(self.model, self.base_url, served)
+        return server_facts(
+            self.kind,
+            self.base_url,
+            self.model,
+            model_id=served,
+            **{key: info.get(key) for key in ("model_sha", "version", "sha", "max_total_tokens")},
+        )
 
     async def _complete(self, request: GenerationRequest) -> Generation:
         """TGI's native ``/generate``, with the details that give token counts and the finish reason."""
