@@ -12,7 +12,13 @@ from typing import Annotated
 
 import typer
 
+from scrambled_bench.builder.type_reference import type_lines
 from scrambled_bench.evaluate_cli.options import command_group
+from scrambled_bench.evaluation.suites import SUITES
+from scrambled_bench.evaluation.tasks import TASKS
+from scrambled_bench.integrations.base import INSTALL_HINT
+from scrambled_bench.integrations.outputs import output_variants
+from scrambled_bench.integrations.registry import described_harnesses
 
 app = command_group(
     "list", "List the scramble types, suites, tasks and harnesses, or the variants a `scramble` output holds."
@@ -33,8 +39,6 @@ def _columns(rows: list[tuple[str, ...]]) -> list[str]:
 def types() -> None:
     """The scramble types, one family a line: the name --types takes (NN: a rate in percent), its group and
     its definition (as the documentation's Scramble types page gives them, with worked examples)."""
-    from scrambled_bench.builder.type_reference import type_lines
-
     for line in type_lines():
         typer.echo(line)
 
@@ -42,8 +46,6 @@ def types() -> None:
 @app.command("suites")
 def suites() -> None:
     """The suites `run --suite` takes, with what each holds."""
-    from scrambled_bench.evaluation.suites import SUITES
-
     typer.echo(
         "\n".join(
             _columns(
@@ -59,8 +61,6 @@ def suites() -> None:
 @app.command("tasks")
 def tasks() -> None:
     """The tasks `run --tasks` takes, with their datasets and what each measures."""
-    from scrambled_bench.evaluation.tasks import TASKS
-
     typer.echo(
         "\n".join(
             _columns([(task.name, ",".join(task.datasets), task.description) for task in TASKS.values()])
@@ -72,9 +72,6 @@ def tasks() -> None:
 def harnesses() -> None:
     """The registered evaluation harnesses (`scramble NAME:TASK`, `score --from NAME`, `report --from NAME`):
     name, what they are, how a task is named after NAME:, and whether the harness is installed."""
-    from scrambled_bench.integrations.base import INSTALL_HINT
-    from scrambled_bench.integrations.registry import described_harnesses
-
     rows = [
         (name, title, f"{name}:{spec}", "installed" if installed else f"not installed ({INSTALL_HINT})")
         for name, title, spec, installed in described_harnesses()
@@ -89,7 +86,5 @@ def variants(
     """The variant task names a `scramble` output holds, one a line, read from its manifest: for a harness
     task's output (`scramble HARNESS:TASK`), the names the harness runs the variants under; for a dataset's
     output, its configs (one per type or recipe), which `load_dataset(DIR, CONFIG)` reads."""
-    from scrambled_bench.integrations.outputs import output_variants
-
     for name in output_variants(folder).variants:
         typer.echo(name)

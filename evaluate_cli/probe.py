@@ -72,8 +72,7 @@ def probe(
 
       scrambled-bench probe --model HuggingFaceTB/SmolLM2-360M-Instruct --full --device cuda -b 32
     """
-    # deferred: probing loads numpy and metrics.statistics (which imports `evaluate`: datasets, transformers,
-    # torch), seconds that `--help` does without
+    # deferred: the probing package and numpy (about 0.7 s), which `--help` and the other commands do without
     from scrambled_bench.probing.probes import summarise
     from scrambled_bench.probing.run import RESULT_FILE, run_probe
 

@@ -22,6 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import typer.main
+
+from scrambled_bench.builder.type_reference import type_reference_markdown
+from scrambled_bench.evaluate_cli.main import app
+from scrambled_bench.metrics import METRIC_NAMES, metric_path
+
 TYPES_PAGE = "reference/scramble-types.md"
 CLI_PAGE = "reference/cli.md"
 API_FOLDER = "reference/api"
@@ -56,8 +62,6 @@ def metric_modules() -> tuple[str, ...]:
     >>> metric_modules()[0]
     'recovery_rate.recovery_rate'
     """
-    from scrambled_bench.metrics import METRIC_NAMES
-
     return tuple(f"{name}.{name}" for name in METRIC_NAMES)
 
 
@@ -131,8 +135,6 @@ def metric_card(name: str) -> str:
     >>> metric_card("recovery_rate").splitlines()[0]
     '## Metric Card for Recovery Rate'
     """
-    from scrambled_bench.metrics import metric_path
-
     text = (metric_path(name) / "README.md").read_text(encoding="utf-8")
     if text.startswith("---"):
         text = text.split("\n---", 1)[1].split("\n", 1)[1]
@@ -302,10 +304,6 @@ def command_docs() -> list[CommandDoc]:
     >>> any("--from-lm-eval" in opts for opts, _ in report.options)  # hidden stays hidden
     False
     """
-    import typer.main
-
-    from scrambled_bench.evaluate_cli.main import app
-
     root = typer.main.get_command(app)
     with root.make_context(PROGRAM, [], resilient_parsing=True) as ctx:
         return list(_walk(root, ctx))
@@ -424,8 +422,6 @@ def generated_pages() -> dict[str, str]:
     >>> sorted(generated_pages())[:3]
     ['reference/api/builder.md', 'reference/api/evaluation.md', 'reference/api/harnesses.md']
     """
-    from scrambled_bench.builder.type_reference import type_reference_markdown
-
     pages = {
         TYPES_PAGE: type_reference_markdown(),
         CLI_PAGE: cli_reference_markdown(),

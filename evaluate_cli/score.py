@@ -143,7 +143,7 @@ def _score_harness_output(
     """``score --from HARNESS DIR``: the notes on stderr, a table per config, the JSON document on stdout."""
     from scrambled_bench.evaluate_cli.display import console, print_config_scores  # deferred: rich
 
-    # deferred: pairing's statistics import the metric modules, which import evaluate and torch
+    # deferred: the harness registry and its log readers (about half a second), for --from only
     from scrambled_bench.integrations.scoring import score_harness_output, scores_notes
 
     document = score_harness_output(

@@ -24,6 +24,7 @@ from scrambled_bench.builder.scramble import MANIFEST_KIND, is_scramble_output
 from scrambled_bench.builder.scrambler import STREAM_VERSION
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.base import ScrambleRequest
+from scrambled_bench.integrations.registry import get_harness
 
 
 def previous_types(out: Path, replace: bool, **settings: Any) -> tuple[str, ...]:
@@ -132,8 +133,6 @@ def output_variants(folder: Path) -> OutputVariants:
     ...
     scrambled_bench.errors.ScrambledBenchError: ...missing: no such folder
     """
-    from scrambled_bench.integrations.registry import get_harness
-
     folder = Path(folder)
     if not folder.is_dir():
         raise ScrambledBenchError(
