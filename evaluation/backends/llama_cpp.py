@@ -64,14 +64,20 @@ def find_smollm2_gguf() -> Path:
 
 
 def default_threads() -> int:
-    """Threads for llama.cpp: every core this process may use on a small machine, half on a big one.
+    """Threads for llama.cpp: ``OMP_NUM_THREADS`` where it is set, else every core this process may use on a
+    small machine and half on a big one.
 
     llama.cpp's own default is half the cores (it assumes two hyper-threads per core), which leaves a
-    2-core machine decoding on one core: 1.8x slower for the embedded model here.
+    2-core machine decoding on one core: 1.8x slower for the embedded model here. ``OMP_NUM_THREADS`` is how
+    a process is told its share of the cores (torch reads it too): where several processes share the cores,
+    more threads than that share make llama.cpp's threads wait on each other.
 
     >>> default_threads() >= 1
     True
     """
+    told = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if told.isdigit() and int(told) >= 1:
+        return int(told)
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -144,7 +150,7 @@ class LlamaCppConfig(BackendConfig):
     model: str | None = backend_option(None, "a .gguf file (default: the embedded SmolLM2-135M-Instruct)", identity=True, flag=True)  # fmt: skip
     # identity: it decides which prompts are skipped as too long
     n_ctx: int | None = backend_option(None, "the context window in tokens (default: the model's own); longer prompts are counted skips", ge=16, identity=True, flag=True)  # fmt: skip
-    n_threads: int | None = backend_option(None, "CPU threads (default: every core of a small machine)", ge=1, identity=False)  # fmt: skip
+    n_threads: int | None = backend_option(None, "CPU threads (default: OMP_NUM_THREADS, else every core of a small machine)", ge=1, identity=False)  # fmt: skip
 
 
 class LlamaCppBackend(Backend):
