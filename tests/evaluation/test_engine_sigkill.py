@@ -99,7 +99,7 @@ def test_cli_run_killed_then_rerun_equals_uninterrupted_run(llama_server, tmp_pa
 
     def command(run_dir: Path) -> list[str]:
         return [str(executable), "run", "--backend", "openai", "--base-url", llama_server.base_url, "--model",
-                served_model, "--data", str(tiny_build), "--suite", "paper", "--datasets", "dream", "--limit", "3",
+                served_model, "--data", str(tiny_build), "--suite", "paper", "--datasets", "dream", "--limit", "2",
                 "--max-new-tokens", "16", "--concurrency", "2", "--n-resamples", "20", "--no-progress",
                 "--run-dir", str(run_dir)]
 
