@@ -14,11 +14,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from scrambled_bench.errors import ScrambledBenchError
-from scrambled_bench.evaluation.backends import _common
 from scrambled_bench.evaluation.backends._common import (
     error_for_status,
+    not_served,
     one_line,
     parse_retry_after,
+    server_facts,
 )
 from scrambled_bench.evaluation.backends.base import (
     Backend,
@@ -302,8 +303,8 @@ class TGIBackend(InferenceClientBackend):
                 )
             self.model = served
         elif served and served != self.model:
-            raise _common.not_served(self.model, self.base_url, served)
-        return _common.server_facts(
+            raise not_served(self.model, self.base_url, served)
+        return server_facts(
             self.kind,
             self.base_url,
             self.model,
