@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 from scheduling import make_scheduler
 
-from scrambled_bench.evaluation.backends.llama_cpp import default_threads
+from scrambled_bench.evaluation.backends.llama_cpp import default_threads, usable_cores
 from scrambled_bench.io import shared_data_dir
 
 SHARED_REASON = (
@@ -114,14 +114,10 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = getattr(config, "workerinput", {}).get("workercount")
     if not workers:
         return
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    share = str(max(1, cores // int(workers)))
+    share = str(max(1, usable_cores() // int(workers)))
     for variable in THREAD_LIMITS:
         os.environ.setdefault(variable, share)
-    if "torch" in sys.modules:  # torch reads OMP_NUM_THREADS when its thread pool starts, which may be past
+    if "torch" in sys.modules:  # torch reads OMP_NUM_THREADS when its thread pool starts, which may have happened already
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 

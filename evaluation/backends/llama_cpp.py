@@ -78,11 +78,20 @@ def default_threads() -> int:
     told = os.environ.get("OMP_NUM_THREADS", "").strip()
     if told.isdigit() and int(told) >= 1:
         return int(told)
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
+    available = usable_cores()
     return available if available <= 8 else available // 2
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity on Linux, else every core).
+
+    >>> usable_cores() >= 1
+    True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _retrieve_outcome(future: asyncio.Future[Any]) -> None:
