@@ -32,6 +32,7 @@ class Benchmark:
 
 
 BENCHMARK_FIGURES = {
+    "bench_ci.py": Benchmark(r"ratio after/before: [\d.]+", needs_shared=True),
     "bench_builder.py": Benchmark(r"full default build \(\d+ configs\): [\d.]+ s wall"),
     "bench_scramble.py": Benchmark(r"ratio loop/build: [\d.]+ wall"),
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
