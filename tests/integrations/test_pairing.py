@@ -8,9 +8,6 @@ from hypothesis import strategies as st
 
 from scrambled_bench.errors import ScrambledBenchError
 from scrambled_bench.integrations.pairing import CompareSettings, DocScore, paired_difference, rpg
-from scrambled_bench.metrics.relative_performance_gain.relative_performance_gain import (
-    relative_performance_gain,
-)
 from scrambled_bench.metrics.statistics import paired_proportions
 
 FAST = CompareSettings(n_resamples=100)
@@ -58,6 +55,12 @@ def test_documents_whose_targets_differ_are_refused():
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=15))
 def test_rpg_is_the_packaged_modules(rows):
+    # imported here, not at the top: the metric module imports `evaluate` (transformers' pipelines and torch,
+    # some seconds), which every xdist worker would otherwise pay while collecting the suite
+    from scrambled_bench.metrics.relative_performance_gain.relative_performance_gain import (
+        relative_performance_gain,
+    )
+
     canonical = {i: float(c) for i, (c, _, _) in enumerate(rows)}
     variant = {i: float(v) for i, (_, v, _) in enumerate(rows)}
     sub = {i: float(s) for i, (_, _, s) in enumerate(rows)}

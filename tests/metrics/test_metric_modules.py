@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import evaluate
 import pytest
 import tomllib
 from hypothesis import HealthCheck, given, settings
@@ -42,6 +41,10 @@ def edit_distance():
 @pytest.mark.parametrize("name", METRIC_NAMES)
 def test_packaged_module_is_the_checkout_file(name, monkeypatch):
     monkeypatch.chdir(REPO)
+    # imported in the test, not at the top: `evaluate` imports transformers' pipelines and torch (some
+    # seconds), which every xdist worker would otherwise pay while collecting the suite
+    import evaluate
+
     packaged = load(name)
     from_checkout = evaluate.load(f"metrics/{name}")
     packaged_source = Path(inspect.getsourcefile(type(packaged))).read_text(encoding="utf-8")
