@@ -77,7 +77,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--before", help="the baseline commit (default: --after's parent, in --smoke)")
+    parser.add_argument(
+        "--before",
+        help="the baseline commit (with --smoke, default --after itself: a shallow clone has no parent)",
+    )
     parser.add_argument("--after", default="HEAD", help="the commit measured against it")
     parser.add_argument(
         "--shared", help="the developers' data mirror (default: $SCRAMBLED_BENCH_SHARED, ../shared)"
@@ -92,7 +95,7 @@ def main() -> None:
         skip("needs the developers' data mirror beside each clone: --shared or SCRAMBLED_BENCH_SHARED")
     resolve = ["git", "-C", str(REPO), "rev-parse", "--short"]
     after = subprocess.run([*resolve, args.after], check=True, capture_output=True, text=True).stdout.strip()
-    before_name = args.before or f"{args.after}~1"
+    before_name = args.before or args.after
     before = subprocess.run(
         [*resolve, before_name], check=True, capture_output=True, text=True
     ).stdout.strip()
