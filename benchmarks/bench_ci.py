@@ -27,16 +27,18 @@ from pathlib import Path
 
 from support import REPO, add_smoke_flag, skip
 
+from scrambled_bench.io import shared_data_dir
+
 SLOWEST = 10
 
 
 def shared_folder(given: str | None) -> Path | None:
-    """The data mirror to put beside each clone: the option, else ``$SCRAMBLED_BENCH_SHARED``, else
-    ``../shared`` beside this checkout."""
-    for candidate in (given, os.environ.get("SCRAMBLED_BENCH_SHARED"), str(REPO.parent / "shared")):
-        if candidate and (Path(candidate) / "data").is_dir():
-            return Path(candidate).resolve()
-    return None
+    """The data mirror to put beside each clone (the folder holding ``data/``): the option, else the one
+    ``$SCRAMBLED_BENCH_SHARED`` names (as the tests find it, :func:`scrambled_bench.io.shared_data_dir`)."""
+    data = Path(given) / "data" if given else shared_data_dir()
+    if data is None or data.name != "data" or not data.is_dir():
+        return None
+    return data.parent.resolve()
 
 
 def clone(commit: str, place: Path, shared: Path) -> Path:
@@ -82,9 +84,7 @@ def main() -> None:
         help="the baseline commit (with --smoke, default --after itself: a shallow clone has no parent)",
     )
     parser.add_argument("--after", default="HEAD", help="the commit measured against it")
-    parser.add_argument(
-        "--shared", help="the developers' data mirror (default: $SCRAMBLED_BENCH_SHARED, ../shared)"
-    )
+    parser.add_argument("--shared", help="the developers' data mirror (default: $SCRAMBLED_BENCH_SHARED)")
     parser.add_argument("--workdir", help="where the clones and logs go (default: a new temporary folder)")
     add_smoke_flag(parser)
     args = parser.parse_args()
