@@ -41,6 +41,14 @@ def shared_folder(given: str | None) -> Path | None:
     return data.parent.resolve()
 
 
+def short_commit(name: str) -> str:
+    """The short hash of the commit ``name`` (a hash, branch, tag or ``HEAD~1``) in this repository."""
+    resolved = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", name], check=True, capture_output=True, text=True
+    )
+    return resolved.stdout.strip()
+
+
 def clone(commit: str, place: Path, shared: Path) -> Path:
     """A clean clone of this repository at ``commit`` in ``place/repo``, with ``place/shared`` beside it."""
     place.mkdir(parents=True)
@@ -93,12 +101,8 @@ def main() -> None:
     shared = shared_folder(args.shared)
     if shared is None:
         skip("needs the developers' data mirror beside each clone: --shared or SCRAMBLED_BENCH_SHARED")
-    resolve = ["git", "-C", str(REPO), "rev-parse", "--short"]
-    after = subprocess.run([*resolve, args.after], check=True, capture_output=True, text=True).stdout.strip()
-    before_name = args.before or args.after
-    before = subprocess.run(
-        [*resolve, before_name], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    after = short_commit(args.after)
+    before = short_commit(args.before or args.after)
     if args.workdir:
         measure(before, after, Path(args.workdir).resolve(), shared, smoke=args.smoke)
     elif args.smoke:  # nothing worth keeping
