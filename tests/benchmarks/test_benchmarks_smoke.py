@@ -33,6 +33,9 @@ class Benchmark:
 
 BENCHMARK_FIGURES = {
     "bench_ci.py": Benchmark(r"ratio after/before: [\d.]+", needs_shared=True),
+    "bench_test_cpu.py": Benchmark(
+        r"the process tree's CPU: [\d.]+ s, \d+% of wall[\s\S]*pytest \(controller\) +1 +[\d.]+"
+    ),
     "bench_builder.py": Benchmark(r"full default build \(\d+ configs\): [\d.]+ s wall"),
     "bench_scramble.py": Benchmark(r"ratio loop/build: [\d.]+ wall"),
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
