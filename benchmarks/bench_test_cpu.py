@@ -44,7 +44,7 @@ if _log:
 
     def _record():
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        line = {"pid": os.getpid(), "ppid": os.getppid(), "cpu": usage.ru_utime + usage.ru_stime,
+        line = {"ppid": os.getppid(), "cpu": usage.ru_utime + usage.ru_stime,
                 "wall": time.monotonic() - _started, "argv": sys.argv[:12]}
         with open(_log, "a") as log:
             log.write(json.dumps(line) + "\\n")
