@@ -220,21 +220,66 @@ def _gguf_bar_follows_transformers() -> Iterator[None]:
         reader.tqdm = drawn
 
 
+#: one de-quantisation at a time: :func:`_gguf_read_once` swaps two attributes of the ``gguf`` module
+_GGUF_PATCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """Within one de-quantisation, one ``GGUFReader`` per file and one tensor-name map per architecture.
+
+    transformers reads the GGUF from scratch three times (for the config, the tokenizer and the weights:
+    each ``GGUFReader`` parses every metadata field, SmolLM2's 49,152-token vocabulary included) and builds
+    gguf's tensor-name map once per module (397 times for SmolLM2). Those were two thirds of a cold
+    de-quantisation's CPU (cProfile, 38 s). The file does not change during the load and neither object
+    is written to by transformers, so the first reader and map serve every later call: the same objects
+    transformers would have built, made once (``benchmarks/bench_dequantise.py`` prints the time and checks
+    every tensor equal). Both are looked up on the ``gguf`` module when transformers calls them, so only
+    that module's two attributes are swapped, and put back on leaving.
+    """
+    try:
+        import gguf
+    except ImportError:  # _dequantise then fails with transformers' own message
+        yield
+        return
+    if not (
+        callable(getattr(gguf, "GGUFReader", None)) and callable(getattr(gguf, "get_tensor_name_map", None))
+    ):
+        yield
+        return
+    with _GGUF_PATCH_LOCK:
+        stock_reader, stock_map = gguf.GGUFReader, gguf.get_tensor_name_map
+        readers: dict[tuple[str, str], Any] = {}
+
+        def reader_once(path: Any, mode: str = "r") -> Any:
+            key = (os.fspath(path), mode)
+            if key not in readers:
+                readers[key] = stock_reader(path, mode)
+            return readers[key]
+
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader_once, functools.cache(stock_map)
+        try:
+            yield
+        finally:
+            gguf.GGUFReader, gguf.get_tensor_name_map = stock_reader, stock_map
+
+
 def _dequantise(path: Path) -> tuple[Any, Any]:
     """A GGUF's model, every weight de-quantised by transformers to float32, and its tokenizer."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     # every weight de-quantised to a dense float32 tensor, also where transformers could keep GGUF blocks
     # with the `kernels` package: the same numbers whatever is installed, and a checkpoint that can be saved
-    with _gguf_bar_follows_transformers():
-        model = AutoModelForCausalLM.from_pretrained(
-            path.parent,
-            gguf_file=path.name,
-            dtype=torch.float32,
-            quantization_config=GgufConfig(dequantize=True),
-        )
+    with _gguf_read_once():
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        with _gguf_bar_follows_transformers():
+            model = AutoModelForCausalLM.from_pretrained(
+                path.parent,
+                gguf_file=path.name,
+                dtype=torch.float32,
+                quantization_config=GgufConfig(dequantize=True),
+            )
     if getattr(model, "hf_quantizer", None) is not None:
         # dense now: what still marks the model quantized would refuse save_pretrained and a cast
         model.hf_quantizer.remove_quantization_config(model)

@@ -36,6 +36,9 @@ BENCHMARK_FIGURES = {
     "bench_test_cpu.py": Benchmark(
         r"the process tree's CPU: [\d.]+ s, \d+% of wall[\s\S]*pytest \(controller\) +1 +[\d.]+"
     ),
+    "bench_dequantise.py": Benchmark(
+        r"ratio read once / stock: [\d.]+[\s\S]*the same metadata both ways: yes"
+    ),
     "bench_builder.py": Benchmark(r"full default build \(\d+ configs\): [\d.]+ s wall"),
     "bench_scramble.py": Benchmark(r"ratio loop/build: [\d.]+ wall"),
     "bench_metrics.py": Benchmark(r"x[\d,]+ the Python DP", needs_shared=True),
