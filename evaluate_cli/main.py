@@ -43,6 +43,7 @@ from scrambled_bench.evaluate_cli import (
     scramble,
 )
 from scrambled_bench.evaluate_cli.options import command_group
+from scrambled_bench.metrics import claim_process
 
 try:  # typer >= 0.20 vendors click; its usage errors derive from typer.TyperException
     from typer._click.exceptions import NoArgsIsHelpError
@@ -132,5 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+def console() -> int:
+    """The ``scrambled-bench`` program: :func:`main` on the command line, in a process that is the program's
+    own (:func:`scrambled_bench.metrics.claim_process`)."""
+    claim_process()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

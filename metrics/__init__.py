@@ -18,10 +18,54 @@ Plain modules beside them: ``statistics`` (every paired comparison, on ``shared`
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 from typing import Any
 
 METRIC_NAMES = ("recovery_rate", "relative_performance_gain", "edit_distance")
+
+#: set by :func:`claim_process`: this Python process is the ``scrambled-bench`` program's own
+_PROGRAM_OWNS_THE_PROCESS = False
+
+
+def claim_process() -> None:
+    """Say that this process is the ``scrambled-bench`` program's own, not a user's: the program calls it
+    first (``evaluate_cli.main.console``), and so may import ``evaluate`` without its evaluator's pipelines.
+
+    ``import evaluate`` imports ``evaluate.evaluator``, which imports ``transformers.pipelines``, and with it
+    torch, wherever transformers is installed: 4 of the 6 s of CPU the import takes on the 2-core development
+    machine, paid by every ``run``, ``score`` and ``report`` before its first request or number. The program
+    never uses ``evaluate.evaluator``, so in its own process ``transformers.pipelines`` is kept out while
+    ``evaluate`` is imported (the evaluator then believes transformers absent) and let in again at once, for
+    the transformers backend or anything else that imports it later. In a user's process (a notebook, a test
+    calling ``main([...])``) the import is ``evaluate``'s own, evaluator and all. The metric modules are the
+    same either way: they do not use the evaluator.
+    """
+    global _PROGRAM_OWNS_THE_PROCESS
+    _PROGRAM_OWNS_THE_PROCESS = True
+
+
+def _import_evaluate() -> Any:
+    """``evaluate``, imported as :func:`claim_process` says."""
+    keep_out = (
+        _PROGRAM_OWNS_THE_PROCESS
+        and "evaluate" not in sys.modules
+        and "transformers.pipelines" not in sys.modules
+    )
+    if keep_out:
+        sys.modules["transformers.pipelines"] = (
+            None  # an import of it raises ImportError, which evaluate catches
+        )
+    try:
+        import evaluate
+    finally:
+        if (
+            keep_out
+            and "transformers.pipelines" in sys.modules
+            and sys.modules["transformers.pipelines"] is None
+        ):
+            del sys.modules["transformers.pipelines"]
+    return evaluate
 
 
 def metric_path(name: str) -> Path:
@@ -41,8 +85,7 @@ def load(name: str, **kwargs: Any):
     >>> load("edit_distance").compute(predictions=["kitten"], references=["sitting"])["edit_distance"]
     3.0
     """
-    import evaluate  # heavy (pulls in datasets); only needed once a metric is actually loaded
-
+    evaluate = _import_evaluate()  # heavy (pulls in datasets); only needed once a metric is actually loaded
     return evaluate.load(str(metric_path(name)), **kwargs)
 
 

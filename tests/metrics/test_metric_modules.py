@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 import shutil
 import subprocess
 import sys
@@ -535,3 +536,35 @@ def test_rpg_is_one_whenever_scrambled_accuracy_equals_original(gain, original_c
     )
     assert result["relative_performance_gain"] == 1.0
     assert result["accuracy"] == result["original_accuracy"]
+
+
+#: a process that is the program's own: evaluate imported and a module loaded, then what the process holds
+_PROGRAM_PROCESS = """
+import json, sys
+from scrambled_bench.metrics import claim_process, load
+claim_process()
+value = load("edit_distance").compute(predictions=["kitten"], references=["sitting"])["edit_distance"]
+held = {"torch": "torch" in sys.modules, "evaluator_has_transformers": sys.modules["evaluate.evaluator.base"].TRANSFORMERS_AVAILABLE}
+from transformers import Pipeline  # kept out only while evaluate was imported
+print(json.dumps({"value": value, **held, "pipeline": Pipeline.__name__}))
+"""
+
+
+def test_the_program_imports_evaluate_without_the_evaluators_pipelines_and_a_users_process_keeps_them() -> (
+    None
+):
+    """The ``scrambled-bench`` program's own process imports ``evaluate`` without ``transformers.pipelines``
+    (and so without torch), scores the same, and can import the pipelines afterwards; a user's process (this
+    test's, which never claimed itself) gets ``evaluate``'s own import, evaluator and all."""
+    pytest.importorskip("transformers")
+    done = subprocess.run(
+        [sys.executable, "-c", _PROGRAM_PROCESS], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    held = json.loads(done.stdout.strip().splitlines()[-1])
+    assert held == {"value": 3.0, "torch": False, "evaluator_has_transformers": False, "pipeline": "Pipeline"}
+
+    assert (
+        load("edit_distance").compute(predictions=["kitten"], references=["sitting"])["edit_distance"] == 3.0
+    )
+    assert sys.modules["evaluate.evaluator.base"].TRANSFORMERS_AVAILABLE is True
