@@ -158,3 +158,39 @@ def test_score_from_lm_eval_without_logged_samples(tmp_path, capsys):
     assert "no logged samples of lm-evaluation-harness; run lm_eval with --log_samples" in one_error_line(
         capsys
     )
+
+
+def test_lm_evals_own_task_index_is_kept_in_the_cache_and_rebuilt_when_unreadable(tmp_path, monkeypatch):
+    """The index of lm-eval's task folder is built once per lm-eval install and kept under the user's cache
+    (a file named by lm-eval's version and its files' sizes and times); a damaged file is built again. The
+    build is lm-eval's own, counted here, on a one-task folder; what it returns comes back equal."""
+    from lm_eval.tasks._index import TaskIndex
+
+    from scrambled_bench.integrations.lm_eval import tasks_source
+
+    real_build, builds = TaskIndex.build, []
+    small = (
+        Path(__file__).parents[1] / "fixtures" / "letter_quiz"
+    )  # one YAML: lm-eval's build in milliseconds
+
+    def counted_build(paths, **kwargs):
+        builds.append(list(paths))
+        return real_build([small], **kwargs)
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(TaskIndex, "build", staticmethod(counted_build))
+
+    def fresh_index():
+        tasks_source._builtin_task_index.cache_clear()  # a new process, as far as the index knows
+        return dict(tasks_source._builtin_task_index())
+
+    try:
+        first = fresh_index()
+        [stored] = (tmp_path / "cache" / "scrambled_bench" / "lm-eval-task-index").glob("lm_eval-*.pickle")
+        assert first and len(builds) == 1
+        assert fresh_index() == first and len(builds) == 1  # read back, not built again
+        stored.write_bytes(b"not a pickle")
+        assert fresh_index() == first and len(builds) == 2  # damaged: built again, and stored whole
+        assert fresh_index() == first and len(builds) == 2
+    finally:
+        tasks_source._builtin_task_index.cache_clear()
