@@ -47,24 +47,15 @@ def claim_process() -> None:
 
 def _import_evaluate() -> Any:
     """``evaluate``, imported as :func:`claim_process` says."""
-    keep_out = (
-        _PROGRAM_OWNS_THE_PROCESS
-        and "evaluate" not in sys.modules
-        and "transformers.pipelines" not in sys.modules
-    )
+    pipelines = "transformers.pipelines"
+    keep_out = _PROGRAM_OWNS_THE_PROCESS and "evaluate" not in sys.modules and pipelines not in sys.modules
     if keep_out:
-        sys.modules["transformers.pipelines"] = (
-            None  # an import of it raises ImportError, which evaluate catches
-        )
+        sys.modules[pipelines] = None  # importing it raises ImportError, which evaluate catches
     try:
         import evaluate
     finally:
-        if (
-            keep_out
-            and "transformers.pipelines" in sys.modules
-            and sys.modules["transformers.pipelines"] is None
-        ):
-            del sys.modules["transformers.pipelines"]
+        if keep_out and pipelines in sys.modules and sys.modules[pipelines] is None:
+            del sys.modules[pipelines]
     return evaluate
 
 

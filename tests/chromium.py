@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -168,6 +171,7 @@ class Browser:
             [executable, *FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
             stdout=self._log,
             stderr=self._log,
+            start_new_session=True,  # its own process group: close() stops the helpers it forked too
         )
         try:
             port_file = Path(self._profile.name) / "DevToolsActivePort"
@@ -190,6 +194,11 @@ class Browser:
         return asyncio.run(_drive(self.port, self.path, page, script, width, height))
 
     def close(self) -> None:
+        """Stop the browser and every helper process it started, then remove its profile.
+
+        Chromium's helpers (zygote, crashpad, network service) can outlive the main process for a moment and
+        still write into the profile, so that removing it once failed in CI with "Directory not empty:
+        'Default'": the whole process group is stopped, and the removal is tried again for a few seconds."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -197,8 +206,21 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # the helpers left in the browser's group
         self._log.close()
-        self._profile.cleanup()
+        for attempt in range(20):
+            try:
+                shutil.rmtree(self._profile.name)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25)
+        with contextlib.suppress(OSError):
+            self._profile.cleanup()
 
 
 def require_browser(browser: Browser | None) -> Browser:
