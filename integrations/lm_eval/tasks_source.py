@@ -202,12 +202,15 @@ def _builtin_task_index() -> Mapping[str, Any]:
         index = None
     if not isinstance(index, dict):
         index = TaskIndex.build([root])
-        with contextlib.suppress(OSError):
+        partial = stored.with_name(f"{stored.name}.{os.getpid()}.partial")
+        try:
             stored.parent.mkdir(parents=True, exist_ok=True)
-            partial = stored.with_name(f"{stored.name}.{os.getpid()}.partial")
             with partial.open("wb") as handle:
                 pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(partial, stored)  # whole or absent: a reader never sees half a file
+        except OSError:  # a full or read-only cache: the next process builds it again, and no half file stays
+            with contextlib.suppress(OSError):
+                partial.unlink()
     return MappingProxyType(index)
 
 
