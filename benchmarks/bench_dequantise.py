@@ -45,17 +45,14 @@ def _full(gguf: Path, read_once: bool) -> tuple[float, dict[str, Any]]:
 
     from scrambled_bench.evaluation.backends import transformers_local
 
-    context = transformers_local._gguf_read_once if read_once else contextlib.nullcontext
+    # transformers' own way is the same function with the read-once context replaced by one that does nothing
+    read_once_context = transformers_local._gguf_read_once
+    transformers_local._gguf_read_once = read_once_context if read_once else contextlib.nullcontext
     started = time.process_time()
-    if read_once:
+    try:
         model, tokenizer = transformers_local._dequantise(gguf)
-    else:  # the same function with the read-once context replaced by nothing: transformers' own way
-        original = transformers_local._gguf_read_once
-        transformers_local._gguf_read_once = context
-        try:
-            model, tokenizer = transformers_local._dequantise(gguf)
-        finally:
-            transformers_local._gguf_read_once = original
+    finally:
+        transformers_local._gguf_read_once = read_once_context
     seconds = time.process_time() - started
     tensors = {
         name: f"{tensor.dtype} {tuple(tensor.shape)} {_digest(tensor.contiguous().numpy().tobytes())}"

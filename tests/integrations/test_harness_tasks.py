@@ -169,9 +169,8 @@ def test_lm_evals_own_task_index_is_kept_in_the_cache_and_rebuilt_when_unreadabl
     from scrambled_bench.integrations.lm_eval import tasks_source
 
     real_build, builds = TaskIndex.build, []
-    small = (
-        Path(__file__).parents[1] / "fixtures" / "letter_quiz"
-    )  # one YAML: lm-eval's build in milliseconds
+    # one YAML: lm-eval's build in milliseconds
+    small = Path(__file__).parents[1] / "fixtures" / "letter_quiz"
 
     def counted_build(paths, **kwargs):
         builds.append(list(paths))
