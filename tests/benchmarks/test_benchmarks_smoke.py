@@ -35,6 +35,7 @@ BENCHMARK_FIGURES = {
     "bench_ci.py": Benchmark(r"ratio after/before: [\d.]+", needs_shared=True),
     "bench_test_cpu.py": Benchmark(
         r"the process tree's CPU: [\d.]+ s, \d+% of wall[\s\S]*pytest \(controller\) +1 +[\d.]+"
+        r"[\s\S]*the costliest \d+ test modules by CPU[^\n]*\n +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+  tests/"
     ),
     "bench_dequantise.py": Benchmark(
         r"ratio read once / stock: [\d.]+[\s\S]*the same metadata both ways: yes"
