@@ -191,5 +191,9 @@ def test_lm_evals_own_task_index_is_kept_in_the_cache_and_rebuilt_when_unreadabl
         stored.write_bytes(b"not a pickle")
         assert fresh_index() == first and len(builds) == 2  # damaged: built again, and stored whole
         assert fresh_index() == first and len(builds) == 2
+        # a damaged length field: pickle raises OverflowError, not UnpicklingError; built again all the same
+        stored.write_bytes(b"\x80\x05N\x8e" + b"\xff" * 7 + b"\x7f.")
+        assert fresh_index() == first and len(builds) == 3
+        assert fresh_index() == first and len(builds) == 3
     finally:
         tasks_source._builtin_task_index.cache_clear()
