@@ -281,8 +281,12 @@ def _llama_server_command(gguf: Path, port: int) -> list[str]:
         "2048",
         "--seed",
         "0",
+        # OMP_NUM_THREADS under `pytest -n` (pytest_configure), else every core; for the prompts too, where
+        # llama-cpp-python's own default is every core
         "--n_threads",
-        str(default_threads()),  # OMP_NUM_THREADS under `pytest -n` (pytest_configure), else every core
+        str(default_threads()),
+        "--n_threads_batch",
+        str(default_threads()),
     ]
 
 

@@ -111,7 +111,7 @@ def backend_options_help() -> str:
     llama-cpp:
       --model: a .gguf file (default: the embedded SmolLM2-135M-Instruct); names the run
       --n-ctx: the context window in tokens (default: the model's own); longer prompts are counted skips; names the run
-      --backend-option n_threads=INT: CPU threads (default: OMP_NUM_THREADS, else every core of a small machine)
+      --backend-option n_threads=INT: CPU threads, prompts included (default: OMP_NUM_THREADS, else every core of a small machine)
     """
     blocks = []
     for kind in BACKENDS:

@@ -159,7 +159,7 @@ class LlamaCppConfig(BackendConfig):
     model: str | None = backend_option(None, "a .gguf file (default: the embedded SmolLM2-135M-Instruct)", identity=True, flag=True)  # fmt: skip
     # identity: it decides which prompts are skipped as too long
     n_ctx: int | None = backend_option(None, "the context window in tokens (default: the model's own); longer prompts are counted skips", ge=16, identity=True, flag=True)  # fmt: skip
-    n_threads: int | None = backend_option(None, "CPU threads (default: OMP_NUM_THREADS, else every core of a small machine)", ge=1, identity=False)  # fmt: skip
+    n_threads: int | None = backend_option(None, "CPU threads, prompts included (default: OMP_NUM_THREADS, else every core of a small machine)", ge=1, identity=False)  # fmt: skip
 
 
 class LlamaCppBackend(Backend):
@@ -212,10 +212,14 @@ class LlamaCppBackend(Backend):
                         f"the llama-cpp backend needs llama-cpp-python ({exc})"
                     ) from None
                 try:
+                    threads = self._n_threads or default_threads()
                     self._llama = Llama(
                         model_path=str(self.model_path),
                         n_ctx=self._n_ctx_requested or 0,  # 0: the model's own training context
-                        n_threads=self._n_threads or default_threads(),
+                        # generating and evaluating prompts alike: llama-cpp-python's own default for the
+                        # prompts is every core, whatever n_threads says
+                        n_threads=threads,
+                        n_threads_batch=threads,
                         seed=0,
                         verbose=False,
                     )

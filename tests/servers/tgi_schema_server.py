@@ -38,7 +38,18 @@ FINISH_REASONS = {"length": "length", "stop": "eos_token"}
 def build_app(model_path: Path, n_ctx: int, model_id: str) -> web.Application:
     from llama_cpp import Llama
 
-    llama = Llama(model_path=str(model_path), n_ctx=n_ctx, seed=0, verbose=False)
+    from scrambled_bench.evaluation.backends.llama_cpp import default_threads
+
+    # the threads the embedded backend uses (OMP_NUM_THREADS under `pytest -n`), for the prompts too
+    threads = default_threads()
+    llama = Llama(
+        model_path=str(model_path),
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        seed=0,
+        verbose=False,
+    )
     lock = threading.Lock()
     model_sha = hashlib.sha256(model_path.read_bytes()).hexdigest()
 
