@@ -11,31 +11,34 @@ from __future__ import annotations
 
 from typing import Any
 
-#: the slowest modules of the full run, costliest first (``pytest -m slow -n 2 --durations=0``, summed per
-#: module, on the 2-core development machine); each benchmark's smoke run is a group of its own
+#: the slowest modules of the full run, costliest first (the wall seconds per module that
+#: ``python benchmarks/bench_test_cpu.py --per-test`` prints for ``-n 2``, on the 2-core development machine);
+#: each benchmark's smoke run is a group of its own
 COSTLIEST_FIRST = (
-    "tests/evaluation/test_harness_equal_numbers.py",
-    "tests/evaluate_cli/test_run_command.py",
     "letter quiz",
-    "tests/evaluation/test_backends_transformers.py",
-    "tests/evaluation/test_engine_sigkill.py",
+    "tests/evaluate_cli/test_run_command.py",
+    "tests/evaluation/test_harness_equal_numbers.py",
     "tests/evaluate_cli/test_run_endpoints.py",
-    "tests/integrations/test_exports_inspect_scrambled.py",
     "probing",
-    "tests/integrations/test_harness_tasks_lighteval_e2e.py",
-    "tests/evaluate_cli/test_quickstart.py",
-    "tests/integrations/test_harness_tasks_lm_eval.py",
-    "tests/evaluate_cli/test_run_incomplete.py",
-    "tests/evaluation/test_engine_dead_endpoint.py",
-    "tests/evaluation/test_engine_faults.py",
-    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_transformers_batch.py]",
-    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_server_determinism.py]",
-    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_metrics.py]",
+    "tests/evaluation/test_backends_transformers.py",
+    "tests/integrations/test_exports_inspect_scrambled.py",
     "tests/docs/test_code_blocks.py",
+    "tests/evaluate_cli/test_quickstart.py",
+    "tests/integrations/test_harness_tasks_lighteval_e2e.py",
+    "tests/evaluation/test_engine_sigkill.py",
+    "tests/evaluation/test_engine_dead_endpoint.py",
+    "tests/integrations/test_harness_tasks_lm_eval.py",
+    "tests/report/test_report_figure_layout.py",
+    "tests/evaluate_cli/test_run_incomplete.py",
+    "tests/servers/test_llama_server.py",
     "tests/examples/test_finetune_scrambled.py",
+    "tests/evaluation/test_engine_faults.py",
+    "tests/evaluation/test_tokens.py",
+    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_transformers_batch.py]",
     "tests/integrations/test_inspect_endpoint.py",
     "tests/evaluation/test_backends_llama_cpp.py",
-    "tests/evaluation/test_tokens.py",
+    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_dequantise.py]",
+    "tests/benchmarks/test_benchmarks_smoke.py::test_the_benchmark_runs_and_prints_its_figures[bench_metrics.py]",
 )
 
 #: modules that share a session fixture too costly to make twice, by the name of their group: the letter quiz
