@@ -266,6 +266,9 @@ def _require_llama_cpp_server() -> None:
 
 
 def _llama_server_command(gguf: Path, port: int) -> list[str]:
+    # OMP_NUM_THREADS under `pytest -n` (pytest_configure), else every core; for the prompts too, where
+    # llama-cpp-python's own default is every core
+    threads = str(default_threads())
     return [
         sys.executable,
         str(SERVERS_DIR / "llama_server.py"),
@@ -281,12 +284,10 @@ def _llama_server_command(gguf: Path, port: int) -> list[str]:
         "2048",
         "--seed",
         "0",
-        # OMP_NUM_THREADS under `pytest -n` (pytest_configure), else every core; for the prompts too, where
-        # llama-cpp-python's own default is every core
         "--n_threads",
-        str(default_threads()),
+        threads,
         "--n_threads_batch",
-        str(default_threads()),
+        threads,
     ]
 
 

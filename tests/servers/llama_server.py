@@ -42,12 +42,12 @@ MAX_STATE_BYTES = 1 << 30
 class PromptState:
     """What evaluating one prompt from the empty cache left: llama.cpp's state and the copied logits."""
 
-    llama_state: bytes
+    llama_state: ctypes.Array[ctypes.c_uint8]
     scores: np.ndarray
 
     @property
     def nbytes(self) -> int:
-        return len(self.llama_state) + self.scores.nbytes
+        return ctypes.sizeof(self.llama_state) + self.scores.nbytes
 
 
 class PromptStates:
@@ -82,17 +82,18 @@ def snapshot(llama: llama_cpp.Llama) -> PromptState:
     context = llama._ctx.ctx
     size = llama_cpp.llama_state_get_size(context)
     buffer = (ctypes.c_uint8 * size)()
-    written = llama_cpp.llama_state_get_data(context, buffer, size)
+    if llama_cpp.llama_state_get_data(context, buffer, size) != size:
+        raise RuntimeError("llama.cpp wrote a prompt state of another size than it announced")
     # llama-cpp-python copies every token's logits only when it keeps them all (the server's default)
     scores = llama.scores[: llama.n_tokens].copy() if llama._logits_all else np.empty((0, 0), np.single)
-    return PromptState(ctypes.string_at(buffer, written), scores)
+    return PromptState(buffer, scores)
 
 
 def restore(llama: llama_cpp.Llama, tokens: Sequence[int], state: PromptState) -> None:
     """Put ``llama`` back in the state ``snapshot`` kept for ``tokens``."""
-    size = len(state.llama_state)
-    buffer = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
-    if llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, size) != size:
+    # llama.cpp only reads the kept buffer: no copy of it is needed
+    size = ctypes.sizeof(state.llama_state)
+    if llama_cpp.llama_state_set_data(llama._ctx.ctx, state.llama_state, size) != size:
         raise RuntimeError("llama.cpp did not take back a saved prompt state")
     n_tokens = len(tokens)
     llama.input_ids[:n_tokens] = tokens

@@ -7,6 +7,7 @@ prompt, seeded sampling), whatever came before, and the kept states must really 
 
 from __future__ import annotations
 
+import ctypes
 import types
 from pathlib import Path
 
@@ -18,7 +19,7 @@ README = Path(__file__).parents[2] / "README.md"
 
 
 def _state(nbytes: int) -> PromptState:
-    return PromptState(b"\0" * nbytes, np.empty((0, 0), np.single))
+    return PromptState((ctypes.c_uint8 * nbytes)(), np.empty((0, 0), np.single))
 
 
 def test_the_least_recently_used_states_go_first_beyond_the_byte_budget() -> None:
