@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lm_eval_command import LM_EVAL
 
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.evaluation.tasks import TaskConfig
@@ -152,7 +153,7 @@ def test_run_lm_eval_lighteval_and_inspect_give_the_same_numbers(
         "tokenized_requests=False"
     )
     _run(
-        [sys.executable, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
+        [*LM_EVAL, "run", "--model", "local-chat-completions", "--model_args", model_args,
          "--tasks", ",".join(task_name(task) for task in exported), "--include_path", str(include),
          "--apply_chat_template", "--gen_kwargs", f"max_gen_toks={MAX_NEW_TOKENS}",
          "--log_samples", "--output_path", str(lm_eval_out)],

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_command import LM_EVAL
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "letter_quiz"
 TASK = "letter_quiz"
 TYPES = ("kfl", "sub")
@@ -69,7 +71,7 @@ def scrambled_quiz(folder: Path, env: dict[str, str]) -> LetterQuiz:
 def run_lm_eval(quiz: LetterQuiz, model: str, model_args: str, tasks: str, out: Path, *extra: str) -> Path:
     """One ``lm_eval run`` of ``tasks`` (from the quiz's include path) with ``--log_samples`` into ``out``."""
     done = subprocess.run(
-        [sys.executable, "-m", "lm_eval", "run", "--model", model, "--model_args", model_args,
+        [*LM_EVAL, "run", "--model", model, "--model_args", model_args,
          "--include_path", str(quiz.include), "--tasks", tasks, "--log_samples", "--output_path", str(out), *extra],
         cwd=quiz.tasks, env=quiz.env, capture_output=True, text=True, timeout=1500, check=False,
     )  # fmt: skip

@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ import pandas as pd
 import pytest
 from harness_support import check_variant_scores, check_words, offline_env, require
 from lm_eval_canonical import write_canonical_task
+from lm_eval_command import LM_EVAL
 from variants_page import check_variants_report
 
 from scrambled_bench.builder.scrambler import scramble, scramble_items
@@ -71,7 +71,7 @@ def _lm_eval(
     if kind == "local-completions":
         model_args += ",tokenizer_backend=None"
     completed = subprocess.run(
-        [sys.executable, "-m", "lm_eval", "run", "--model", kind, "--model_args", model_args, "--tasks", tasks,
+        [*LM_EVAL, "run", "--model", kind, "--model_args", model_args, "--tasks", tasks,
          "--include_path", str(include), "--log_samples", "--output_path", str(out), *extra],
         cwd=out.parent, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
