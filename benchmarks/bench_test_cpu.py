@@ -128,7 +128,7 @@ KINDS = (
     ("llama.cpp server (tests/servers/llama_server.py)", r"servers/llama_server\.py$"),
     ("TGI-schema server (llama.cpp in-process)", r"servers/tgi_schema_server\.py$"),
     ("other test servers and proxies (tests/servers)", r"tests/servers/"),
-    ("lm-eval", r"/lm_eval/"),
+    ("lm-eval", r"(/lm_eval/|tests/lm_eval_command\.py$)"),  # the tests run it as tests/lm_eval_command.py
     ("lighteval", r"lighteval"),
     ("Inspect AI", r"/inspect$"),
     ("benchmarks' smoke runs", r"benchmarks/bench_\w+\.py$"),
@@ -146,6 +146,8 @@ def kind_of(record: dict, controller: int) -> str:
     'llama.cpp server (tests/servers/llama_server.py)'
     >>> kind_of({"argv": ["-c"], "ppid": 7}, controller=7), kind_of({"argv": ["-c"], "ppid": 9}, controller=7)
     ('xdist workers (the tests that run in-process)', 'other Python')
+    >>> kind_of({"argv": ["/repo/tests/lm_eval_command.py", "run"], "ppid": 9}, controller=7)
+    'lm-eval'
     """
     program = record["argv"][0] if record["argv"] else ""
     if program == "-c":
