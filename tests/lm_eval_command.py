@@ -66,10 +66,9 @@ def _cached_builtin_index() -> Mapping[str, Any]:
 
 
 def main() -> None:
+    # tests/ is not lm-eval's import path: nothing of it may shadow a module lm-eval imports
     if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-        del sys.path[
-            0
-        ]  # tests/ is not lm-eval's import path: nothing of it may shadow a module lm-eval imports
+        del sys.path[0]
     import lm_eval.tasks
     from lm_eval.__main__ import cli_evaluate
     from lm_eval.tasks._index import TaskIndex
