@@ -36,7 +36,7 @@ def ci_commands() -> tuple[str, list[str]]:
     lines = [line.strip() for line in CI.read_text(encoding="utf-8").splitlines()]
     lines = [line for line in lines if line and not line.startswith("#")]
     [quick] = [line for line in lines if "scrambled-bench run" in line]
-    after = lines[next(i for i, line in enumerate(lines) if "scrambled-bench run" in line) + 1 :]
+    after = lines[lines.index(quick) + 1 :]
     tests = [
         line
         for line in after
