@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 CI = ROOT / ".ci" / "run"
 MAX_LINES = 150
+#: how both set-up commands make their virtual environment: with the pip and setuptools of today, not
+#: those bundled with the Python that runs it (docs/contributing.md, "The installer")
+VENV = "python3 -m venv --upgrade-deps .venv"
 
 
 def shell_blocks(text: str) -> list[str]:
@@ -40,7 +43,7 @@ def ci_commands() -> tuple[str, list[str]]:
     tests = [
         line
         for line in after
-        if line == "python3 -m venv .venv" or line.startswith((".venv/bin/pip install", ".venv/bin/pytest"))
+        if line == VENV or line.startswith((".venv/bin/pip install", ".venv/bin/pytest"))
     ]
     return quick, tests
 
@@ -55,7 +58,8 @@ def test_the_readme_is_at_most_150_lines() -> None:
 def test_the_readme_holds_the_two_set_up_commands_ci_runs() -> None:
     """The quick start and the test command of the README are what .ci/run runs, command for command."""
     quick, tests = ci_commands()
-    assert len(tests) == 4 and tests[0] == "python3 -m venv .venv", tests
+    assert len(tests) == 4 and tests[0] == VENV, tests
+    assert quick.startswith(f"{VENV} && "), quick
     blocks = shell_blocks(README.read_text(encoding="utf-8"))
     assert quick in blocks, f"the README's quick start is not .ci/run's: {quick}"
     assert " && ".join(tests) in blocks, f"the README's test command is not .ci/run's: {' && '.join(tests)}"
