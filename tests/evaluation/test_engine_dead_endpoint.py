@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -94,13 +95,17 @@ def test_timeouts_and_http_errors_never_count_as_a_dead_endpoint(tmp_path: Path)
         ("timeouts", lambda _: BackendError("no answer within 0.1 s", retryable=True)),
         ("503 between refusals", alternating),
     ):
-        # one request at a time: the attempts fail in the order above, however loaded the machine
+        # one request at a time: the attempts fail in the order above, however loaded the machine. Short
+        # backoffs: the 160 attempts still outlast the dead time several times over (about 0.7 s), without
+        # the default 0.02 s base's 6 s of waiting
         stats, _, _ = run(
             Scripted(answers=0, failure=failure),
             tmp_path / name,
             dead_after=0.2,
             max_retries=3,
             concurrency=1,
+            backoff_base=0.005,
+            backoff_max=0.02,
         )
         assert stats.stopped is None, name
         assert stats.failed == 40, name  # every request ran out of its retries, as before
@@ -174,11 +179,15 @@ def send_all(base_url: str, run_dir: Path, *, dead_after: float) -> tuple[Engine
 def test_twenty_percent_faults_with_20_s_stalls_complete_with_a_shorter_dead_time(
     llama_server, fault_proxy, tmp_path: Path
 ) -> None:
-    clean_stats, clean = send_all(llama_server.base_url, tmp_path / "clean", dead_after=60)
-    assert clean_stats.succeeded == len(TOPICS)
     proxy = fault_proxy(llama_server.root_url, seed=FAULT_SEED, fault_rate=0.2, stall_seconds=20.0)
-    # a stall (20 s without an answer, then a 504) outlasts the dead time: an endpoint silent, not gone
-    stats, faulty = send_all(proxy.base_url, tmp_path / "faulty", dead_after=10)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # a stall (20 s without an answer, then a 504) outlasts the dead time: an endpoint silent, not gone
+        faulty_run = pool.submit(send_all, proxy.base_url, tmp_path / "faulty", dead_after=10)
+        # the clean run, straight to the server, meanwhile: it fills the faulty run's wait for its stall (the
+        # server answers each prompt from an empty cache, so the order of the requests changes no answer)
+        clean_stats, clean = send_all(llama_server.base_url, tmp_path / "clean", dead_after=60)
+        stats, faulty = faulty_run.result()
+    assert clean_stats.succeeded == len(TOPICS)
     injected = json.loads(urllib.request.urlopen(proxy.root_url + "/_stats", timeout=5).read())["injected"]
     assert injected.get("stall") and injected.get("drop"), injected
     assert stats.stopped is None and (stats.succeeded, stats.failed) == (len(TOPICS), 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -78,14 +79,19 @@ def evaluate(kind: str, model: str, base_url: str, run_dir: Path, timeout: float
 def test_faulty_run_equals_clean_run(
     kind: str, api_suffix: str, llama_server, fault_proxy, tmp_path: Path
 ) -> None:
-    clean_stats, clean = evaluate(
-        kind, "smollm2", llama_server.root_url + api_suffix, tmp_path / "clean", timeout=20
-    )
-    assert (clean_stats.succeeded, clean_stats.retries) == (len(WORDS), 0)
-
     proxy = fault_proxy(llama_server.root_url, seed=3, fault_rate=0.6, stall_seconds=25.0)
-    # the timeout must cut the stalls short, yet leave a slow shared CI machine time for real answers
-    stats, faulty = evaluate(kind, "smollm2", proxy.root_url + api_suffix, tmp_path / "faulty", timeout=10)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the timeout must cut the stalls short, yet leave a slow shared CI machine time for real answers
+        faulty_run = pool.submit(
+            evaluate, kind, "smollm2", proxy.root_url + api_suffix, tmp_path / "faulty", timeout=10
+        )
+        # the clean run, straight to the server, meanwhile: it fills the faulty run's waits for its stalls
+        # (the server answers each prompt from an empty cache, so the order of the requests changes no answer)
+        clean_stats, clean = evaluate(
+            kind, "smollm2", llama_server.root_url + api_suffix, tmp_path / "clean", timeout=20
+        )
+        stats, faulty = faulty_run.result()
+    assert (clean_stats.succeeded, clean_stats.retries) == (len(WORDS), 0)
     injected = json.loads(urllib.request.urlopen(proxy.root_url + "/_stats", timeout=5).read())["injected"]
 
     # every kind of fault was exercised, and each one cost a retry (a busy machine may add timeouts)
