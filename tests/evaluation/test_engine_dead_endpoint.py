@@ -12,10 +12,10 @@ import asyncio
 import json
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from fault_runs import clean_beside_faulty
 
 from scrambled_bench.evaluation.backends.base import (
     Backend,
@@ -180,13 +180,11 @@ def test_twenty_percent_faults_with_20_s_stalls_complete_with_a_shorter_dead_tim
     llama_server, fault_proxy, tmp_path: Path
 ) -> None:
     proxy = fault_proxy(llama_server.root_url, seed=FAULT_SEED, fault_rate=0.2, stall_seconds=20.0)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # a stall (20 s without an answer, then a 504) outlasts the dead time: an endpoint silent, not gone
-        faulty_run = pool.submit(send_all, proxy.base_url, tmp_path / "faulty", dead_after=10)
-        # the clean run, straight to the server, meanwhile: it fills the faulty run's wait for its stall (the
-        # server answers each prompt from an empty cache, so the order of the requests changes no answer)
-        clean_stats, clean = send_all(llama_server.base_url, tmp_path / "clean", dead_after=60)
-        stats, faulty = faulty_run.result()
+    # a stall (20 s without an answer, then a 504) outlasts the dead time: an endpoint silent, not gone
+    (stats, faulty), (clean_stats, clean) = clean_beside_faulty(
+        lambda: send_all(proxy.base_url, tmp_path / "faulty", dead_after=10),
+        lambda: send_all(llama_server.base_url, tmp_path / "clean", dead_after=60),
+    )
     assert clean_stats.succeeded == len(TOPICS)
     injected = json.loads(urllib.request.urlopen(proxy.root_url + "/_stats", timeout=5).read())["injected"]
     assert injected.get("stall") and injected.get("drop"), injected

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from fault_runs import clean_beside_faulty
 
 from scrambled_bench.evaluation.backends import create_backend
 from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
@@ -80,17 +80,11 @@ def test_faulty_run_equals_clean_run(
     kind: str, api_suffix: str, llama_server, fault_proxy, tmp_path: Path
 ) -> None:
     proxy = fault_proxy(llama_server.root_url, seed=3, fault_rate=0.6, stall_seconds=25.0)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # the timeout must cut the stalls short, yet leave a slow shared CI machine time for real answers
-        faulty_run = pool.submit(
-            evaluate, kind, "smollm2", proxy.root_url + api_suffix, tmp_path / "faulty", timeout=10
-        )
-        # the clean run, straight to the server, meanwhile: it fills the faulty run's waits for its stalls
-        # (the server answers each prompt from an empty cache, so the order of the requests changes no answer)
-        clean_stats, clean = evaluate(
-            kind, "smollm2", llama_server.root_url + api_suffix, tmp_path / "clean", timeout=20
-        )
-        stats, faulty = faulty_run.result()
+    # the timeout must cut the stalls short, yet leave a slow shared CI machine time for real answers
+    (stats, faulty), (clean_stats, clean) = clean_beside_faulty(
+        lambda: evaluate(kind, "smollm2", proxy.root_url + api_suffix, tmp_path / "faulty", timeout=10),
+        lambda: evaluate(kind, "smollm2", llama_server.root_url + api_suffix, tmp_path / "clean", timeout=20),
+    )
     assert (clean_stats.succeeded, clean_stats.retries) == (len(WORDS), 0)
     injected = json.loads(urllib.request.urlopen(proxy.root_url + "/_stats", timeout=5).read())["injected"]
 
