@@ -27,6 +27,7 @@ from collections import Counter
 
 import aiohttp
 from aiohttp import web
+from upstream_session import open_upstream_session
 
 FAULT_KINDS = ("500", "503", "429", "stall", "drop", "malformed")
 #: a 200 answer cut off mid-way: the start of a valid chat completion, then nothing
@@ -52,7 +53,7 @@ def build_app(upstream: str, *, seed: int, rate: float, stall_seconds: float) ->
     session_holder: dict[str, aiohttp.ClientSession] = {}
 
     async def on_startup(_: web.Application) -> None:
-        session_holder["session"] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        session_holder["session"] = open_upstream_session()
 
     async def on_cleanup(_: web.Application) -> None:
         await session_holder["session"].close()

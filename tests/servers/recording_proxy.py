@@ -15,6 +15,7 @@ import json
 
 import aiohttp
 from aiohttp import web
+from upstream_session import open_upstream_session
 
 
 def build_app(upstream: str) -> web.Application:
@@ -22,7 +23,7 @@ def build_app(upstream: str) -> web.Application:
     session_holder: dict[str, aiohttp.ClientSession] = {}
 
     async def on_startup(_: web.Application) -> None:
-        session_holder["session"] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        session_holder["session"] = open_upstream_session()
 
     async def on_cleanup(_: web.Application) -> None:
         await session_holder["session"].close()
