@@ -16,6 +16,8 @@ from typing import Any
 import aiohttp
 import httpx
 
+from scrambled_bench.evaluation.backends.transport import IDLE_CONNECTION_SECONDS
+
 
 def hf_async_client(offline_exempt: Callable[[str], bool] | None = None) -> Any:
     """An ``httpx.AsyncClient`` for huggingface_hub's ``AsyncInferenceClient`` that sends through aiohttp
@@ -57,7 +59,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is None:
             # no decompression here: httpx decodes the body by its Content-Encoding, as with its own pool
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), auto_decompress=False
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=IDLE_CONNECTION_SECONDS),
+                auto_decompress=False,
             )
         timeout = request.extensions.get("timeout", {})
         try:

@@ -32,7 +32,11 @@ from scrambled_bench.evaluation.backends.base import (
     backend_option,
 )
 from scrambled_bench.evaluation.backends.decoding import openai_parameters
-from scrambled_bench.evaluation.backends.transport import AIOHTTP, openai_http_client
+from scrambled_bench.evaluation.backends.transport import (
+    AIOHTTP,
+    IDLE_CONNECTION_SECONDS,
+    openai_http_client,
+)
 from scrambled_bench.redaction import redact
 
 #: sent when neither --api-key nor OPENAI_API_KEY is set: local servers need none, the client needs one
@@ -196,8 +200,8 @@ class OpenAICompatibleBackend(Backend):
 
             self._session = aiohttp.ClientSession(
                 # no cap on connections (the engine bounds the requests in flight); idle ones are closed
-                # before the 5 s after which uvicorn-based servers (vLLM, SGLang...) drop them
-                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=4.0),
+                # before uvicorn-based servers drop them
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=IDLE_CONNECTION_SECONDS),
                 headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
                 timeout=aiohttp.ClientTimeout(total=self._request_timeout),
             )

@@ -20,6 +20,10 @@ AIOHTTP = "aiohttp"
 HTTPX_POOL = "httpx"
 #: what to install to get the fast transport back
 INSTALL_HINT = "pip install 'openai[aiohttp]'"
+#: seconds an idle connection is kept for reuse: under the 5 s after which uvicorn-based servers (vLLM,
+#: SGLang, llama-cpp-python...) close it. aiohttp's own 15 s lets a request be written to a connection the
+#: server is closing; a POST is then not resent by aiohttp, and the run spends a retry on it.
+IDLE_CONNECTION_SECONDS = 4.0
 
 _warned: set[str] = set()
 

@@ -15,7 +15,12 @@ import pytest
 from scrambled_bench.evaluate_cli.main import main
 from scrambled_bench.evaluation.backends import create_backend
 from scrambled_bench.evaluation.backends.base import GenerationRequest, GenerationSettings
-from scrambled_bench.evaluation.backends.transport import AIOHTTP, HTTPX_POOL, transport_of
+from scrambled_bench.evaluation.backends.transport import (
+    AIOHTTP,
+    HTTPX_POOL,
+    IDLE_CONNECTION_SECONDS,
+    transport_of,
+)
 
 pytestmark = pytest.mark.server
 
@@ -148,3 +153,44 @@ def test_tgi_backend_sends_through_aiohttp_on_both_routes(fixed_delay_server) ->
     assert texts == ["three two one", "three two one"]
     assert recorded == AIOHTTP
     assert used == [AIOHTTP, AIOHTTP]
+
+
+@pytest.mark.parametrize("backend_name", ["openai", "tgi"])
+def test_an_idle_connection_is_not_reused_past_the_idle_limit(
+    fixed_delay_server, monkeypatch, backend_name
+) -> None:
+    """uvicorn-based servers close a connection idle for 5 s; a client keeping it longer (aiohttp's default
+    is 15 s) can write a POST into a connection the server is closing, which aiohttp does not resend, and
+    the run spends a retry on it. Both aiohttp sessions (the openai backend's, and the tgi and hf backends'
+    transport) keep idle connections for :data:`IDLE_CONNECTION_SECONDS` at most, under those 5 s: reused
+    sooner, replaced later. The limit is shortened here so that the test need not wait 4 s."""
+    from scrambled_bench.evaluation.backends import hf_transport, openai_compatible
+
+    assert IDLE_CONNECTION_SECONDS < 5
+    for module in (hf_transport, openai_compatible):
+        monkeypatch.setattr(module, "IDLE_CONNECTION_SECONDS", 0.3)
+
+    def connections() -> int:
+        return fixed_delay_server.get_json("/_stats")["connections"]
+
+    async def go() -> list[int]:
+        if backend_name == "openai":
+            backend = fixed_delay_server.openai_backend("fixed-delay")
+        else:
+            backend = create_backend(
+                "tgi", base_url=fixed_delay_server.root_url, api_key=fixed_delay_server.api_key
+            )
+        opened = []
+        try:
+            before = connections()
+            for pause in (0.0, 0.0, 0.6):
+                await asyncio.sleep(pause)
+                reply = await backend.generate(GenerationRequest("one two", chat=True, settings=SETTINGS))
+                assert reply.text == "two one"
+                opened.append(connections() - before)
+        finally:
+            await backend.aclose()
+        return opened
+
+    # the first request opens a connection, the second reuses it, the third comes after the idle limit
+    assert asyncio.run(go()) == [1, 1, 2]

@@ -5,7 +5,7 @@ The answer is deterministic: the prompt's words reversed (so a test can check wh
 belongs to). It serves ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions`` and
 ``GET /health``, and TGI's native routes too (``GET /info``, ``POST /generate`` with ``details``), so the
 ``tgi`` backend's transport can be measured the same way. ``GET /_stats`` says what it answered: requests,
-peak in flight, and the ``time.monotonic()`` of the first arrival and the last answer (the clock every
+the TCP connections they came on, peak in flight, and the ``time.monotonic()`` of the first arrival and the last answer (the clock every
 process on the machine shares), so a benchmark can time a client's requests without its start-up. The model ``strict-chat`` rejects ``max_tokens`` on chat requests as OpenAI's newer
 models do (it wants ``max_completion_tokens``). With ``--api-key`` the ``/v1`` routes answer 401 to any other key, echoing the key they got
 (as careless servers do).
@@ -43,7 +43,10 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
         "peak_in_flight": 0,
         "first_arrival": None,
         "last_answer": None,
+        "connections": 0,
     }
+    #: the client ends (address, port) POSTs came from: one per TCP connection a client opened
+    peers: set[object] = set()
 
     @web.middleware
     async def count(request: web.Request, handler):  # type: ignore[no-untyped-def]
@@ -52,6 +55,8 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
         if stats["first_arrival"] is None:
             stats["first_arrival"] = time.monotonic()
         stats["requests"] += 1
+        peers.add(request.transport.get_extra_info("peername") if request.transport else None)
+        stats["connections"] = len(peers)
         stats["in_flight"] += 1
         stats["peak_in_flight"] = max(stats["peak_in_flight"], stats["in_flight"])
         try:
@@ -65,7 +70,7 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
     @web.middleware
     async def check_key(request: web.Request, handler):  # type: ignore[no-untyped-def]
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if api_key is not None and given != api_key and request.path != "/health":
+        if api_key is not None and given != api_key and request.path not in ("/health", "/_stats"):
             # like a careless server, echo the whole key back: clients must keep it out of their messages
             return web.json_response(
                 {
