@@ -5,8 +5,9 @@ The answer is deterministic: the prompt's words reversed (so a test can check wh
 belongs to). It serves ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions`` and
 ``GET /health``, and TGI's native routes too (``GET /info``, ``POST /generate`` with ``details``), so the
 ``tgi`` backend's transport can be measured the same way. ``GET /_stats`` says what it answered: requests,
-the TCP connections they came on, peak in flight, and the ``time.monotonic()`` of the first arrival and the last answer (the clock every
-process on the machine shares), so a benchmark can time a client's requests without its start-up. The model ``strict-chat`` rejects ``max_tokens`` on chat requests as OpenAI's newer
+the TCP connections they came on, peak in flight, and the ``time.monotonic()`` of the first arrival and
+the last answer (the clock every process on the machine shares), so a benchmark can time a client's
+requests without its start-up. The model ``strict-chat`` rejects ``max_tokens`` on chat requests as OpenAI's newer
 models do (it wants ``max_completion_tokens``). With ``--api-key`` the ``/v1`` routes answer 401 to any other key, echoing the key they got
 (as careless servers do).
 
@@ -43,7 +44,6 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
         "peak_in_flight": 0,
         "first_arrival": None,
         "last_answer": None,
-        "connections": 0,
     }
     #: the client ends (address, port) POSTs came from: one per TCP connection a client opened
     peers: set[object] = set()
@@ -56,7 +56,6 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
             stats["first_arrival"] = time.monotonic()
         stats["requests"] += 1
         peers.add(request.transport.get_extra_info("peername") if request.transport else None)
-        stats["connections"] = len(peers)
         stats["in_flight"] += 1
         stats["peak_in_flight"] = max(stats["peak_in_flight"], stats["in_flight"])
         try:
@@ -161,7 +160,7 @@ def build_app(delay: float, model: str, api_key: str | None = None) -> web.Appli
         return web.json_response(output)
 
     app = web.Application(middlewares=[count, check_key])
-    app.router.add_get("/_stats", lambda _: web.json_response(stats))
+    app.router.add_get("/_stats", lambda _: web.json_response({**stats, "connections": len(peers)}))
     app.router.add_get("/info", info)
     app.router.add_post("/generate", generate)
     app.router.add_get("/v1/models", models)
