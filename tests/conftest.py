@@ -41,6 +41,9 @@ from scheduling import make_scheduler
 from scrambled_bench.evaluation.backends.llama_cpp import default_threads, usable_cores
 from scrambled_bench.io import shared_data_dir
 
+#: why a pytest-xdist worker ended with tests unrun, printed last (see its docstring)
+pytest_plugins = ("worker_report",)
+
 SHARED_REASON = (
     "needs the developers' data mirror: set SCRAMBLED_BENCH_SHARED to ../shared (it is not part of a clone)"
 )

@@ -86,4 +86,9 @@ def make_scheduler(config: Any, log: Any) -> Any:
             self.workqueue.move_to_end(first, last=False)
             super()._assign_work_unit(node)
 
+        def unrun_of(self, node: Any) -> list[str]:
+            """The tests handed to ``node`` that it has not reported run (tests/worker_report.py)."""
+            workload = self.assigned_work.get(node, {})
+            return [nodeid for unit in workload.values() for nodeid, done in unit.items() if not done]
+
     return CostliestFirst(config, log)
