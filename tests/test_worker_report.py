@@ -54,6 +54,7 @@ def test_a_worker_that_ends_its_session_early_is_explained_last(tmp_path: Path) 
     assert "  exitstatus: 3\n" in report
     assert "  last_started: test_ends.py::test_ends_the_session\n" in report
     assert "  last_finished: test_ends.py::test_first\n" in report
+    assert "_pytest.outcomes.Exit: ended" in report  # the exception that ended its loop, with its traceback
     assert done.stderr.rstrip().endswith(report.rstrip())
 
 

@@ -1,12 +1,13 @@
 """Why a pytest-xdist worker ended with tests it had been handed still unrun, printed as the run's last lines.
 
 CI of 94113a1 stopped after 509 s on xdist's ``INTERNALERROR> assert not crashitem``: worker gw0 said its
-session had finished while the controller still counted a test handed to it (a pure test of tests/metrics that
-takes milliseconds) as unrun. xdist says nothing more, and what a worker printed, if anything, lies far above the
-tail a CI log keeps. So each worker now sends, with the message that its session finished, what it was
-doing: its process id (a forked child that ran on would show another), the test it last started and last
-finished, the tests still queued, whether execnet's receiving thread still ran (if it ends, nothing more
-reaches the worker) and any internal error. The controller prints that for every worker that ended early,
+session had finished while the controller still counted a test handed to it as unrun (a pure test of
+tests/metrics that takes milliseconds, and the suite's one expected failure, ``xfail``). xdist says nothing
+more, and what a worker printed, if anything, lies far above the tail a CI log keeps. So each worker now
+sends, with the message that its session finished, what it was doing: its process id (a forked child that
+ran on would show another), the test it last started and last finished, the tests still queued, whether
+execnet's receiving thread still ran (if it ends, nothing more reaches the worker), the exception that ended
+its loop of tests and any internal error. The controller prints that for every worker that ended early,
 after everything else, where the end of a log shows it. A worker that ended normally adds nothing to the
 output.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import traceback
 from typing import Any
 
 import pytest
@@ -23,7 +25,13 @@ import pytest
 #: the key of this plugin's record in a worker's ``workeroutput`` (xdist sends that dict back when it finishes)
 KEY = "scrambled_bench_worker_state"
 
-_state: dict[str, Any] = {"pid": None, "last_started": None, "last_finished": None, "internal_error": None}
+_state: dict[str, Any] = {
+    "pid": None,
+    "last_started": None,
+    "last_finished": None,
+    "loop_ended_by": None,
+    "internal_error": None,
+}
 #: the controller's accounts of workers that ended early, printed last
 _early_ends: list[str] = []
 
@@ -46,6 +54,17 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 def pytest_internalerror(excrepr: Any) -> None:
     _state["internal_error"] = str(excrepr)[-4000:]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    """Keep the exception, if any, that ended the worker's loop of tests: ``Failed``, ``Exit`` and
+    ``KeyboardInterrupt`` end a session without an internal error, and say nothing of where they came from."""
+    try:
+        return (yield)
+    except BaseException as exc:
+        _state["loop_ended_by"] = "".join(traceback.format_exception(exc))[-4000:]
+        raise
 
 
 def _interactor(config: pytest.Config) -> Any:
@@ -91,6 +110,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "last_finished": _state["last_finished"],
         **_connection(_interactor(config)),
         "threads": [thread.name for thread in threading.enumerate()],
+        "loop_ended_by": _state["loop_ended_by"],
         "internal_error": _state["internal_error"],
     }
 
