@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 CI = ROOT / ".ci" / "run"
@@ -65,6 +67,18 @@ def test_the_readme_holds_the_two_set_up_commands_ci_runs() -> None:
     assert " && ".join(tests) in blocks, f"the README's test command is not .ci/run's: {' && '.join(tests)}"
     first = next(block for block in blocks if "scrambled-bench run" in block)
     assert first == quick, "the README's first command is the quick start"
+
+
+@pytest.mark.parametrize(
+    ("page", "which"), [("docs/index.md", "the quick start"), ("docs/contributing.md", "the test command")]
+)
+def test_the_documentation_repeats_the_readmes_set_up_commands_word_for_word(page: str, which: str) -> None:
+    """The site's home page repeats the quick start and the contributors' page the test environment's
+    command; a copy that drifted from the README (and so from what .ci/run runs) would send a reader off
+    with a command nothing checks."""
+    quick, tests = ci_commands()
+    command = quick if which == "the quick start" else " && ".join(tests)
+    assert command in shell_blocks((ROOT / page).read_text(encoding="utf-8")), f"{page} does not give {which}"
 
 
 def test_the_readme_links_to_pages_that_exist() -> None:
