@@ -39,6 +39,7 @@ from scrambled_bench.builder.scrambler import type_order
 from scrambled_bench.errors import ScrambledBenchError, first_line
 from scrambled_bench.evaluation.backends.base import Backend, GenerationRequest
 from scrambled_bench.evaluation.backends.gguf_chat import gguf_request_tokens, render_gguf_chat, user_message
+from scrambled_bench.evaluation.backends.transport import IDLE_CONNECTION_SECONDS
 from scrambled_bench.hub import is_repo_id
 from scrambled_bench.redaction import redact
 
@@ -527,7 +528,9 @@ async def _server_counter(
     # the key the backend sends (an option or its environment variable), to a server that wants one
     api_key = getattr(backend, "_api_key", None)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    client = httpx.AsyncClient(headers=headers, timeout=SERVER_TIMEOUT_SECONDS)
+    # idle connections kept no longer than the backends keep theirs, under uvicorn's 5 s (httpx's default)
+    limits = httpx.Limits(keepalive_expiry=IDLE_CONNECTION_SECONDS)
+    client = httpx.AsyncClient(headers=headers, timeout=SERVER_TIMEOUT_SECONDS, limits=limits)
     endpoint, tried = await probe_tokenize_endpoint(client, root, backend.model)
     if endpoint is None:
         await client.aclose()

@@ -305,3 +305,47 @@ def test_a_served_hub_model_is_counted_by_its_cached_tokenizer(
         and counter.notes[1] == "'test-org/smollm2' is not a local model file or folder"
     )
     assert counted == expected
+
+
+def test_the_token_counter_keeps_idle_connections_no_longer_than_the_backends(monkeypatch) -> None:
+    """A server's tokenize endpoint is asked on an httpx client whose idle connections expire after
+    IDLE_CONNECTION_SECONDS, as the backends' aiohttp sessions do, under the 5 s after which uvicorn-based
+    servers close them (httpx keeps them 5 s, so a request could be written into a connection being
+    closed). The limit is shortened here so that the test need not wait 4 s."""
+    from aiohttp import web
+
+    from scrambled_bench.evaluation import tokens
+
+    monkeypatch.setattr(tokens, "IDLE_CONNECTION_SECONDS", 0.3)
+    peers: list[object] = []
+
+    async def tokenize(request: web.Request) -> web.Response:  # llama-cpp-python's route and answer
+        peers.append(request.transport.get_extra_info("peername") if request.transport else None)
+        return web.json_response({"tokens": (await request.json())["input"].split()})
+
+    async def go() -> list[int]:
+        app = web.Application()
+        app.router.add_post("/extras/tokenize", tokenize)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        backend = create_backend("openai", model="served", base_url=f"http://127.0.0.1:{port}/v1")
+        connections = []
+        try:
+            counter = await tokens.choose_token_counter(backend, chat=False)
+            try:
+                for pause in (0.0, 0.0, 0.6):
+                    await asyncio.sleep(pause)
+                    assert await counter.count_text("one two three") == 3
+                    connections.append(len(set(peers)))
+            finally:
+                await counter.aclose()
+        finally:
+            await backend.aclose()
+            await runner.cleanup()
+        return connections
+
+    # the endpoint's probe opened the connection; two counts reuse it, the third comes after the idle limit
+    assert asyncio.run(go()) == [1, 1, 2]
