@@ -50,6 +50,13 @@ def ci_commands() -> tuple[str, list[str]]:
     return quick, tests
 
 
+def set_up_commands() -> dict[str, str]:
+    """The README's two set-up commands as the shell blocks give them, by what each is: the quick start, and
+    the test environment's commands joined into the one line of the test command."""
+    quick, tests = ci_commands()
+    return {"quick start": quick, "test command": " && ".join(tests)}
+
+
 def test_the_readme_is_at_most_150_lines() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= MAX_LINES, (
@@ -63,22 +70,23 @@ def test_the_readme_holds_the_two_set_up_commands_ci_runs() -> None:
     assert len(tests) == 4 and tests[0] == VENV, tests
     assert quick.startswith(f"{VENV} && "), quick
     blocks = shell_blocks(README.read_text(encoding="utf-8"))
-    assert quick in blocks, f"the README's quick start is not .ci/run's: {quick}"
-    assert " && ".join(tests) in blocks, f"the README's test command is not .ci/run's: {' && '.join(tests)}"
+    for which, command in set_up_commands().items():
+        assert command in blocks, f"the README's {which} is not .ci/run's: {command}"
     first = next(block for block in blocks if "scrambled-bench run" in block)
     assert first == quick, "the README's first command is the quick start"
 
 
 @pytest.mark.parametrize(
-    ("page", "which"), [("docs/index.md", "the quick start"), ("docs/contributing.md", "the test command")]
+    ("page", "which"), [("docs/index.md", "quick start"), ("docs/contributing.md", "test command")]
 )
 def test_the_documentation_repeats_the_readmes_set_up_commands_word_for_word(page: str, which: str) -> None:
     """The site's home page repeats the quick start and the contributors' page the test environment's
     command; a copy that drifted from the README (and so from what .ci/run runs) would send a reader off
     with a command nothing checks."""
-    quick, tests = ci_commands()
-    command = quick if which == "the quick start" else " && ".join(tests)
-    assert command in shell_blocks((ROOT / page).read_text(encoding="utf-8")), f"{page} does not give {which}"
+    command = set_up_commands()[which]
+    assert command in shell_blocks((ROOT / page).read_text(encoding="utf-8")), (
+        f"{page} does not give the {which}"
+    )
 
 
 def test_the_readme_links_to_pages_that_exist() -> None:
